@@ -1,0 +1,28 @@
+// The fused Adam update.
+#include <cmath>
+
+#include "ops/cpu/check.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                 float lr, float beta1, float beta2, float eps, int64_t t) {
+  require_cpu({&param, &grad, &m, &v});
+  TD_CHECK(
+      param.numel() == grad.numel() && param.numel() == m.numel() && param.numel() == v.numel(),
+      "adam_update shapes");
+  const float c1 = 1.0f / (1.0f - static_cast<float>(std::pow(beta1, static_cast<double>(t))));
+  const float c2 = 1.0f / (1.0f - static_cast<float>(std::pow(beta2, static_cast<double>(t))));
+  float *p = param.f32(), *pm = m.f32(), *pv = v.f32();
+  const float* g = grad.f32();
+  const int64_t n = param.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    pm[i] = beta1 * pm[i] + (1.0f - beta1) * g[i];
+    pv[i] = beta2 * pv[i] + (1.0f - beta2) * g[i] * g[i];
+    p[i] -= lr * (pm[i] * c1) / (std::sqrt(pv[i] * c2) + eps);
+  }
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,21 @@
+// Shared argument checks for the CPU kernels.
+#pragma once
+
+#include <initializer_list>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace transduce::ops {
+
+// Every given tensor lives on the CPU and is contiguous.
+inline void require_cpu(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts) {
+    if (t->device() != Device::CPU)
+      fail("this transduce build has no {} kernels (tensor of shape {})", device_name(t->device()),
+           t->shape().str());
+    TD_CHECK(t->is_contiguous(), "strided tensor {} given to a CPU kernel", t->shape().str());
+  }
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,66 @@
+// Label-smoothed cross-entropy that skips padding, forward and backward over logits.
+#include <cmath>
+
+#include "ops/cpu/check.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,
+                                       float eps, const Tensor& lse) {
+  require_cpu({&logits, &targets, &lse});
+  const int64_t n = logits.rows(), vocab = logits.cols();
+  TD_CHECK(targets.numel() == n && lse.numel() == n, "cross_entropy shapes");
+  const float* pl = logits.f32();
+  const int32_t* pt = targets.i32();
+  float* plse = lse.f32();
+  for (int64_t r = 0; r < n; ++r)
+    if (pt[r] != pad_id && (pt[r] < 0 || pt[r] >= vocab))
+      fail("target id {} at position {} is outside the vocabulary of {}", pt[r], r, vocab);
+  double loss = 0, nll = 0;
+  int64_t tokens = 0;
+#pragma omp parallel for schedule(static) reduction(+ : loss, nll, tokens)
+  for (int64_t r = 0; r < n; ++r) {
+    const float* row = pl + r * vocab;
+    float mx = row[0];
+    for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, row[j]);
+    double sum_exp = 0, sum_logit = 0;
+    for (int64_t j = 0; j < vocab; ++j) {
+      sum_exp += std::exp(row[j] - mx);
+      sum_logit += row[j];
+    }
+    const double l = mx + std::log(sum_exp);
+    plse[r] = static_cast<float>(l);
+    if (pt[r] == pad_id) continue;
+    const double nll_r = l - row[pt[r]];
+    // -sum_c q_c log p_c with q = (1 - eps) onehot + eps / V.
+    const double smooth = l - sum_logit / vocab;
+    loss += (1.0 - eps) * nll_r + eps * smooth;
+    nll += nll_r;
+    tokens += 1;
+  }
+  return {loss, nll, tokens};
+}
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
+                            const Tensor& lse, float grad_scale) {
+  require_cpu({&logits, &targets, &lse});
+  const int64_t n = logits.rows(), vocab = logits.cols();
+  float* pl = logits.f32();
+  const int32_t* pt = targets.i32();
+  const float* plse = lse.f32();
+  const float uniform = eps / vocab;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = pl + r * vocab;
+    if (pt[r] == pad_id) {
+      for (int64_t j = 0; j < vocab; ++j) row[j] = 0.0f;
+      continue;
+    }
+    const float l = plse[r];
+    for (int64_t j = 0; j < vocab; ++j) row[j] = grad_scale * (std::exp(row[j] - l) - uniform);
+    row[pt[r]] -= grad_scale * (1.0f - eps);
+  }
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,145 @@
+// Pointwise ops: ReLU, dropout, additions, bias.
+#include <omp.h>
+
+#include "core/rng.h"
+#include "ops/cpu/check.h"
+#include "ops/cpu/scratch.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+namespace {
+void same_shape(const Tensor& a, const Tensor& b, const char* op) {
+  TD_CHECK(a.numel() == b.numel(), "{}: {} vs {}", op, a.shape().str(), b.shape().str());
+}
+}  // namespace
+
+void relu_forward(const Tensor& x, const Tensor& y) {
+  require_cpu({&x, &y});
+  same_shape(x, y, "relu");
+  const float* px = x.f32();
+  float* py = y.f32();
+  const int64_t n = x.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) py[i] = px[i] > 0.0f ? px[i] : 0.0f;
+}
+
+void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
+  require_cpu({&y, &dy, &dx});
+  same_shape(y, dy, "relu_backward");
+  same_shape(y, dx, "relu_backward");
+  const float *py = y.f32(), *pdy = dy.f32();
+  float* pdx = dx.f32();
+  const int64_t n = y.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] > 0.0f ? pdy[i] : 0.0f;
+}
+
+void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p, uint64_t seed,
+                     uint64_t stream) {
+  require_cpu({&x, &y});
+  same_shape(x, y, "dropout");
+  const float* px = x.f32();
+  float* py = y.f32();
+  const int64_t n = x.numel();
+  if (p == 0.0f) {
+    if (py != px) y.copy_from(x);
+    return;
+  }
+  require_cpu({&mask});
+  same_shape(x, mask, "dropout mask");
+  uint8_t* pm = mask.u8();
+  // keep when the top 24 bits of the hash fall below (1 - p) * 2^24.
+  const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 16777216.0);
+  const float inv_keep = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t keep = (hash_u64(seed, stream, static_cast<uint64_t>(i)) >> 40) < threshold;
+    pm[i] = keep;
+    py[i] = keep ? px[i] * inv_keep : 0.0f;
+  }
+}
+
+void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx) {
+  require_cpu({&dy, &dx});
+  same_shape(dy, dx, "dropout_backward");
+  const float* pdy = dy.f32();
+  float* pdx = dx.f32();
+  const int64_t n = dy.numel();
+  if (p == 0.0f) {
+    if (pdx != pdy) dx.copy_from(dy);
+    return;
+  }
+  require_cpu({&mask});
+  const uint8_t* pm = mask.u8();
+  const float inv_keep = 1.0f / (1.0f - p);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) pdx[i] = pm[i] ? pdy[i] * inv_keep : 0.0f;
+}
+
+void add(const Tensor& a, const Tensor& b, const Tensor& out) {
+  require_cpu({&a, &b, &out});
+  same_shape(a, b, "add");
+  same_shape(a, out, "add");
+  const float *pa = a.f32(), *pb = b.f32();
+  float* po = out.f32();
+  const int64_t n = a.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) po[i] = pa[i] + pb[i];
+}
+
+void axpy(float alpha, const Tensor& b, const Tensor& a) {
+  require_cpu({&a, &b});
+  same_shape(a, b, "axpy");
+  const float* pb = b.f32();
+  float* pa = a.f32();
+  const int64_t n = a.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) pa[i] += alpha * pb[i];
+}
+
+void scale(const Tensor& x, float alpha) {
+  require_cpu({&x});
+  float* px = x.f32();
+  const int64_t n = x.numel();
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) px[i] *= alpha;
+}
+
+void add_bias(const Tensor& x, const Tensor& bias) {
+  require_cpu({&x, &bias});
+  const int64_t n = x.cols();
+  TD_CHECK(bias.numel() == n, "add_bias {} + {}", x.shape().str(), bias.shape().str());
+  float* px = x.f32();
+  const float* pb = bias.f32();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    float* row = px + r * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) row[j] += pb[j];
+  }
+}
+
+void bias_grad(const Tensor& dy, const Tensor& dbias) {
+  require_cpu({&dy, &dbias});
+  const int64_t n = dy.cols(), rows = dy.rows();
+  TD_CHECK(dbias.numel() == n, "bias_grad {} -> {}", dy.shape().str(), dbias.shape().str());
+  const int nt = omp_get_max_threads();
+  float* partial = zeroed_scratch(static_cast<size_t>(nt) * n);
+  const float* pdy = dy.f32();
+#pragma omp parallel num_threads(nt)
+  {
+    float* acc = partial + static_cast<size_t>(omp_get_thread_num()) * n;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = pdy + r * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
+    }
+  }
+  float* db = dbias.f32();
+  for (int t = 0; t < nt; ++t)
+    for (int64_t j = 0; j < n; ++j) db[j] += partial[static_cast<size_t>(t) * n + j];
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,45 @@
+// Matrix products through OpenBLAS.
+#include <cblas.h>
+
+#include "ops/cpu/check.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
+          float alpha, float beta) {
+  require_cpu({&a, &b, &c});
+  const int64_t m = trans_a ? a.cols() : a.rows();
+  const int64_t k = trans_a ? a.rows() : a.cols();
+  const int64_t kb = trans_b ? b.cols() : b.rows();
+  const int64_t n = trans_b ? b.rows() : b.cols();
+  TD_CHECK(k == kb && c.rows() == m && c.cols() == n, "gemm shapes {}{} x {}{} -> {}",
+           a.shape().str(), trans_a ? "^T" : "", b.shape().str(), trans_b ? "^T" : "",
+           c.shape().str());
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a.f32(), a.cols(), b.f32(),
+              b.cols(), beta, c.f32(), c.cols());
+}
+
+void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const MatrixGrid& a, const MatrixGrid& b, float beta, const MatrixGrid& c,
+               int64_t outer, int64_t inner) {
+  require_cpu({&a.t, &b.t, &c.t});
+  const float* pa = a.t.f32() + a.offset;
+  const float* pb = b.t.f32() + b.offset;
+  float* pc = c.t.f32() + c.offset;
+  const int64_t count = outer * inner;
+  // Many small products: one per thread, each single-threaded inside BLAS.
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t idx = 0; idx < count; ++idx) {
+    const int64_t o = idx / inner, i = idx % inner;
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+                pa + o * a.stride_outer + i * a.stride_inner, a.ld,
+                pb + o * b.stride_outer + i * b.stride_inner, b.ld, beta,
+                pc + o * c.stride_outer + i * c.stride_inner, c.ld);
+  }
+}
+
+}  // namespace transduce::ops

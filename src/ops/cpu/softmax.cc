@@ -1,0 +1,68 @@
+// Masked, numerically stable softmax over attention scores, and its backward.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ops/cpu/check.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
+                    bool causal, int64_t causal_offset) {
+  require_cpu({&scores});
+  const int64_t lk = scores.cols();
+  const int64_t lq = scores.rows() / (batch * heads);
+  TD_CHECK(lq * batch * heads == scores.rows(), "softmax rows {} for batch {} heads {}",
+           scores.rows(), batch, heads);
+  const uint8_t* pad = nullptr;
+  if (key_pad.defined()) {
+    require_cpu({&key_pad});
+    TD_CHECK(key_pad.numel() == batch * lk, "key_pad {} for batch {} keys {}",
+             key_pad.shape().str(), batch, lk);
+    pad = key_pad.u8();
+  }
+  float* s = scores.f32();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < scores.rows(); ++r) {
+    const int64_t b = r / (heads * lq), q = r % lq;
+    float* row = s + r * lk;
+    const uint8_t* prow = pad ? pad + b * lk : nullptr;
+    // Keys at or past `visible` are hidden by the causal mask.
+    const int64_t visible = causal ? std::clamp<int64_t>(q + causal_offset + 1, 0, lk) : lk;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < visible; ++j)
+      if (!prow || !prow[j]) mx = std::max(mx, row[j]);
+    if (mx == -std::numeric_limits<float>::infinity()) {
+      std::fill(row, row + lk, 0.0f);
+      continue;
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      float e = (prow && prow[j]) ? 0.0f : std::exp(row[j] - mx);
+      row[j] = e;
+      sum += e;
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+    std::fill(row + visible, row + lk, 0.0f);
+  }
+}
+
+void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale) {
+  require_cpu({&probs, &dscores});
+  TD_CHECK(probs.shape() == dscores.shape(), "softmax_backward shapes");
+  const int64_t n = probs.cols();
+  const float* p = probs.f32();
+  float* d = dscores.f32();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < probs.rows(); ++r) {
+    const float* pr = p + r * n;
+    float* dr = d + r * n;
+    float dot = 0;
+    for (int64_t j = 0; j < n; ++j) dot += pr[j] * dr[j];
+    for (int64_t j = 0; j < n; ++j) dr[j] = scale * pr[j] * (dr[j] - dot);
+  }
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,94 @@
+// The one interface model code calls for computation. Each op checks where its tensors live and
+// runs the matching backend (ops/cpu/ now; ops/cuda/ later). Tensors are F32 and contiguous
+// unless stated; an N-d tensor given as a matrix is read as [rows, cols] = [numel/last, last].
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace transduce::ops {
+
+// C = alpha * op(A) op(B) + beta * C.
+void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
+          float alpha = 1.0f, float beta = 0.0f);
+
+// A grid of outer x inner row-major matrices inside one tensor: matrix (o, i) starts at element
+// offset + o * stride_outer + i * stride_inner and its rows are `ld` elements apart. This reaches
+// every head of every sentence in a [B, L, heads * d_head] activation without copying.
+struct MatrixGrid {
+  Tensor t;
+  int64_t offset = 0;
+  int64_t ld = 0;
+  int64_t stride_outer = 0;
+  int64_t stride_inner = 0;
+};
+
+// For every (o, i) of the grid: C = alpha * op(A) op(B) + beta * C, with op(A) m x k, op(B) k x n.
+void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const MatrixGrid& a, const MatrixGrid& b, float beta, const MatrixGrid& c,
+               int64_t outer, int64_t inner);
+
+// Attention probabilities in place: scores [batch, heads, lq, lk] -> softmax over the last axis.
+// Key j of sentence b is hidden when key_pad (U8 [batch, lk], optional) is non-zero, and, if
+// `causal`, when j > i + causal_offset for query i. A row with every key hidden becomes zeros.
+void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
+                    bool causal, int64_t causal_offset);
+// dscores (in: dL/dprobs, out: dL/dscores * scale), from the saved probs.
+void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale);
+
+// y = (x - mean) * rstd * gamma + beta over the last axis; saves mean and rstd ([rows]).
+void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                        const Tensor& y, const Tensor& mean, const Tensor& rstd);
+// dx = ..., dgamma += ..., dbeta += ... (dx may alias dy).
+void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+                         const Tensor& dbeta);
+
+// y = max(x, 0) (y may alias x); dx = dy where y > 0 (dx may alias dy).
+void relu_forward(const Tensor& x, const Tensor& y);
+void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx);
+
+// y = x * keep / (1 - p), keep drawn from (seed, stream); mask (U8) saves keep. p == 0 copies.
+void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p, uint64_t seed,
+                     uint64_t stream);
+void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx);
+
+// out = a + b; a += alpha * b; x *= alpha.
+void add(const Tensor& a, const Tensor& b, const Tensor& out);
+void axpy(float alpha, const Tensor& b, const Tensor& a);
+void scale(const Tensor& x, float alpha);
+// x[r, :] += bias for every row; dbias += column sums of dy.
+void add_bias(const Tensor& x, const Tensor& bias);
+void bias_grad(const Tensor& dy, const Tensor& dbias);
+
+// out[r] = table[ids[r]] * scale; ids I32. An id outside the table is an error.
+void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const Tensor& out);
+// dtable[ids[r]] += dout[r] * scale.
+void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
+                           const Tensor& dtable);
+// x [batch, len, d]: x[b, l] += table[l + offset]; and its gradient dtable[l + offset] += dx[b, l].
+void add_positions(const Tensor& x, const Tensor& table, int64_t offset);
+void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
+
+// Label-smoothed cross-entropy over rows of logits [n, V] with I32 targets [n]; rows whose
+// target is pad_id are ignored. The smoothed target puts 1 - eps + eps/V on the label and eps/V
+// on every class (as torch.nn.functional.cross_entropy's label_smoothing).
+struct CrossEntropySums {
+  double loss = 0;  // sum of smoothed losses over counted rows
+  double nll = 0;   // sum of -log p(label), for perplexity
+  int64_t tokens = 0;
+};
+// Saves each row's log-sum-exp in lse [n].
+CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,
+                                       float eps, const Tensor& lse);
+// Overwrites logits with grad_scale * d(loss)/d(logits) (zero on ignored rows).
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
+                            const Tensor& lse, float grad_scale);
+
+// Adam with bias correction at step t (1-based): m, v updated, param -= lr * mhat / (sqrt(vhat) +
+// eps).
+void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                 float lr, float beta1, float beta2, float eps, int64_t t);
+
+}  // namespace transduce::ops
