@@ -1,0 +1,97 @@
+#include "model/attention.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace transduce {
+
+MultiHeadAttention::MultiHeadAttention(const std::string& name, const ModelConfig& c)
+    : q_proj(name + ".q_proj", c.d_model, int64_t{c.heads} * c.d_k),
+      k_proj(name + ".k_proj", c.d_model, int64_t{c.heads} * c.d_k),
+      v_proj(name + ".v_proj", c.d_model, int64_t{c.heads} * c.d_v),
+      out_proj(name + ".out_proj", int64_t{c.heads} * c.d_v, c.d_model),
+      heads_(c.heads),
+      d_k_(c.d_k),
+      d_v_(c.d_v),
+      attn_dropout_(c.attention_dropout) {}
+
+void MultiHeadAttention::collect(ParamList& out) {
+  q_proj.collect(out);
+  k_proj.collect(out);
+  v_proj.collect(out);
+  out_proj.collect(out);
+}
+
+// Heads are column blocks of the projections: head j of sentence b is the [L, d_head] block at
+// row b*L, column j*d_head of a [B*L, heads*d_head] matrix.
+static ops::MatrixGrid heads_of(const Tensor& t, int64_t len, int64_t d_head, int64_t heads) {
+  return {t, 0, heads * d_head, len * heads * d_head, d_head};
+}
+// Per-(sentence, head) score matrices [Lq, Lk] of a [B, heads, Lq, Lk] tensor.
+static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_t heads) {
+  return {t, 0, lk, heads * lq * lk, lq * lk};
+}
+
+Tensor MultiHeadAttention::forward(Context& ctx, const Tensor& xq, const Tensor& xkv,
+                                   const Tensor& key_pad, bool causal) {
+  self_ = xq.raw() == xkv.raw();
+  batch_ = xq.dim(0);
+  lq_ = xq.dim(1);
+  lk_ = xkv.dim(1);
+  q_ = q_proj.forward(ctx, xq);
+  k_ = k_proj.forward(ctx, xkv);
+  v_ = v_proj.forward(ctx, xkv);
+
+  probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
+  ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, lq_, d_k_, heads_),
+                 heads_of(k_, lk_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,
+                 heads_);
+  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, 0);
+  probs_dropped_ = attn_dropout_.forward(ctx, probs_);
+
+  Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
+  ops::gemm_grid(false, false, lq_, d_v_, lk_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
+                 heads_of(v_, lk_, d_v_, heads_), 0.0f, heads_of(context, lq_, d_v_, heads_),
+                 batch_, heads_);
+  return out_proj.forward(ctx, context);
+}
+
+Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into) {
+  Tensor dcontext = out_proj.backward(ctx, dy);
+
+  // d(probs) = dcontext V^T ; dV = probs^T dcontext.
+  Tensor dprobs = ctx.alloc(probs_.shape());
+  ops::gemm_grid(false, true, lq_, lk_, d_v_, 1.0f, heads_of(dcontext, lq_, d_v_, heads_),
+                 heads_of(v_, lk_, d_v_, heads_), 0.0f, scores_of(dprobs, lq_, lk_, heads_), batch_,
+                 heads_);
+  Tensor dv = ctx.alloc(v_.shape());
+  ops::gemm_grid(true, false, lk_, d_v_, lq_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
+                 heads_of(dcontext, lq_, d_v_, heads_), 0.0f, heads_of(dv, lk_, d_v_, heads_),
+                 batch_, heads_);
+
+  // Through dropout and softmax, then the 1/sqrt(d_k) scale, into d(scores).
+  Tensor dscores = attn_dropout_.backward(ctx, dprobs);
+  ops::softmax_backward(probs_, dscores, 1.0f / std::sqrt(static_cast<float>(d_k_)));
+
+  // dQ = dscores K ; dK = dscores^T Q.
+  Tensor dq = ctx.alloc(q_.shape());
+  ops::gemm_grid(false, false, lq_, d_k_, lk_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
+                 heads_of(k_, lk_, d_k_, heads_), 0.0f, heads_of(dq, lq_, d_k_, heads_), batch_,
+                 heads_);
+  Tensor dk = ctx.alloc(k_.shape());
+  ops::gemm_grid(true, false, lk_, d_k_, lq_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
+                 heads_of(q_, lq_, d_k_, heads_), 0.0f, heads_of(dk, lk_, d_k_, heads_), batch_,
+                 heads_);
+
+  Tensor dxq = q_proj.backward(ctx, dq);
+  const Tensor& dkv = self_ ? dxq : dkv_into;
+  TD_CHECK(dkv.defined(), "cross-attention backward needs a key/value gradient buffer");
+  k_proj.backward(ctx, dk, dkv);
+  v_proj.backward(ctx, dv, dkv);
+  return dxq;
+}
+
+}  // namespace transduce

@@ -1,0 +1,36 @@
+// Multi-head scaled dot-product attention (section 3.2), with h, d_k and d_v set independently.
+#pragma once
+
+#include "model/config.h"
+#include "model/dropout.h"
+#include "model/linear.h"
+
+namespace transduce {
+
+class MultiHeadAttention {
+ public:
+  MultiHeadAttention(const std::string& name, const ModelConfig& config);
+
+  // xq [B, Lq, d] attends over xkv [B, Lk, d] (the same tensor for self-attention). key_pad (U8
+  // [B, Lk], optional) hides padded keys; `causal` hides key j from query i when j > i.
+  Tensor forward(Context& ctx, const Tensor& xq, const Tensor& xkv, const Tensor& key_pad,
+                 bool causal);
+  // Returns d(xq). For self-attention the key/value path's gradient is added into it; for
+  // cross-attention it is added into `dkv_into` ([B, Lk, d]).
+  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into = {});
+  void collect(ParamList& out);
+
+  // The attention weights of the last forward, [B, heads, Lq, Lk] (before attention dropout).
+  const Tensor& probabilities() const { return probs_; }
+
+  Linear q_proj, k_proj, v_proj, out_proj;
+
+ private:
+  int64_t heads_, d_k_, d_v_;
+  Dropout attn_dropout_;
+  bool self_ = false;
+  int64_t batch_ = 0, lq_ = 0, lk_ = 0;
+  Tensor q_, k_, v_, probs_, probs_dropped_;
+};
+
+}  // namespace transduce

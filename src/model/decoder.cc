@@ -1,0 +1,65 @@
+#include "model/decoder.h"
+
+#include <fmt/format.h>
+
+namespace transduce {
+
+DecoderLayer::DecoderLayer(const std::string& name, const ModelConfig& c)
+    : self_res(name + ".self_attn_norm", c),
+      self_attn(name + ".self_attn", c),
+      cross_res(name + ".cross_attn_norm", c),
+      cross_attn(name + ".cross_attn", c),
+      ffn_res(name + ".ffn_norm", c),
+      ffn(name + ".ffn", c) {}
+
+Tensor DecoderLayer::forward(Context& ctx, const Tensor& y, const Tensor& tgt_pad,
+                             const Tensor& memory, const Tensor& src_pad) {
+  Tensor s_in = self_res.enter(ctx, y);
+  Tensor h1 = self_res.leave(ctx, y, self_attn.forward(ctx, s_in, s_in, tgt_pad, true));
+  Tensor c_in = cross_res.enter(ctx, h1);
+  Tensor h2 = cross_res.leave(ctx, h1, cross_attn.forward(ctx, c_in, memory, src_pad, false));
+  return ffn_res.leave(ctx, h2, ffn.forward(ctx, ffn_res.enter(ctx, h2)));
+}
+
+Tensor DecoderLayer::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) {
+  Tensor dh2 = ffn_res.enter_backward(ctx, ffn.backward(ctx, ffn_res.leave_backward(ctx, dy)));
+  Tensor dh1 = cross_res.enter_backward(
+      ctx, cross_attn.backward(ctx, cross_res.leave_backward(ctx, dh2), dmemory));
+  return self_res.enter_backward(ctx, self_attn.backward(ctx, self_res.leave_backward(ctx, dh1)));
+}
+
+void DecoderLayer::collect(ParamList& out) {
+  self_attn.collect(out);
+  self_res.collect(out);
+  cross_attn.collect(out);
+  cross_res.collect(out);
+  ffn.collect(out);
+  ffn_res.collect(out);
+}
+
+Decoder::Decoder(const ModelConfig& c) {
+  for (int i = 0; i < c.layers; ++i)
+    layers.push_back(std::make_unique<DecoderLayer>(fmt::format("decoder.layers.{}", i), c));
+  if (c.norm == NormPlacement::Pre)
+    final_norm = std::make_unique<LayerNorm>("decoder.final_norm", c.d_model, c.layer_norm_eps);
+}
+
+Tensor Decoder::forward(Context& ctx, const Tensor& y, const Tensor& tgt_pad, const Tensor& memory,
+                        const Tensor& src_pad) {
+  Tensor h = y;
+  for (auto& layer : layers) h = layer->forward(ctx, h, tgt_pad, memory, src_pad);
+  return final_norm ? final_norm->forward(ctx, h) : h;
+}
+
+Tensor Decoder::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) {
+  Tensor d = final_norm ? final_norm->backward(ctx, dy) : dy;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) d = (*it)->backward(ctx, d, dmemory);
+  return d;
+}
+
+void Decoder::collect(ParamList& out) {
+  for (auto& layer : layers) layer->collect(out);
+  if (final_norm) final_norm->collect(out);
+}
+
+}  // namespace transduce

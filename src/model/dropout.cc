@@ -1,0 +1,23 @@
+#include "model/dropout.h"
+
+#include "ops/ops.h"
+
+namespace transduce {
+
+Tensor Dropout::forward(Context& ctx, const Tensor& x) {
+  active_ = ctx.training && p_ > 0.0f;
+  if (!active_) return x;
+  Tensor y = ctx.alloc(x.shape());
+  mask_ = ctx.alloc(x.shape(), DType::U8);
+  ops::dropout_forward(x, y, mask_, p_, ctx.seed, ctx.next_stream());
+  return y;
+}
+
+Tensor Dropout::backward(Context& ctx, const Tensor& dy) {
+  if (!active_) return dy;
+  Tensor dx = ctx.alloc(dy.shape());
+  ops::dropout_backward(dy, mask_, p_, dx);
+  return dx;
+}
+
+}  // namespace transduce

@@ -1,0 +1,23 @@
+// Dropout that remembers its mask for the backward pass; the identity when not training.
+#pragma once
+
+#include "model/context.h"
+
+namespace transduce {
+
+class Dropout {
+ public:
+  explicit Dropout(float p = 0.0f) : p_(p) {}
+  // Returns x itself when inactive, else a new tensor.
+  Tensor forward(Context& ctx, const Tensor& x);
+  // Returns dy itself when the forward was inactive, else a new tensor.
+  Tensor backward(Context& ctx, const Tensor& dy);
+  float p() const { return p_; }
+
+ private:
+  float p_;
+  bool active_ = false;
+  Tensor mask_;
+};
+
+}  // namespace transduce

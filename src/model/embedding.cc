@@ -1,0 +1,38 @@
+#include "model/embedding.h"
+
+#include <cmath>
+
+#include "ops/ops.h"
+
+namespace transduce {
+
+SharedEmbedding::SharedEmbedding(int64_t vocab, int64_t d_model)
+    : weight("embedding.weight", {vocab, d_model}),
+      scale_(static_cast<float>(std::sqrt(static_cast<double>(d_model)))) {}
+
+Tensor SharedEmbedding::lookup(Context& ctx, const Tensor& ids) const {
+  Tensor out = ctx.alloc({ids.dim(0), ids.dim(1), weight.value.dim(1)});
+  ops::embedding_gather(weight.value, ids, scale_, out);
+  return out;
+}
+
+void SharedEmbedding::lookup_backward(const Tensor& ids, const Tensor& dout) {
+  ops::embedding_scatter_add(dout, ids, scale_, weight.grad);
+}
+
+Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
+  Shape shape = h.shape();
+  shape[shape.ndim() - 1] = weight.value.dim(0);
+  Tensor logits = ctx.alloc(shape);
+  ops::gemm(h, false, weight.value, true, logits);
+  return logits;
+}
+
+Tensor SharedEmbedding::project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits) {
+  ops::gemm(dlogits, true, h, false, weight.grad, 1.0f, 1.0f);
+  Tensor dh = ctx.alloc(h.shape());
+  ops::gemm(dlogits, false, weight.value, false, dh);
+  return dh;
+}
+
+}  // namespace transduce

@@ -1,0 +1,55 @@
+#include "model/encoder.h"
+
+#include <fmt/format.h>
+
+namespace transduce {
+
+EncoderLayer::EncoderLayer(const std::string& name, const ModelConfig& c)
+    : attn_res(name + ".self_attn_norm", c),
+      self_attn(name + ".self_attn", c),
+      ffn_res(name + ".ffn_norm", c),
+      ffn(name + ".ffn", c) {}
+
+Tensor EncoderLayer::forward(Context& ctx, const Tensor& x, const Tensor& src_pad) {
+  Tensor a_in = attn_res.enter(ctx, x);
+  Tensor h = attn_res.leave(ctx, x, self_attn.forward(ctx, a_in, a_in, src_pad, false));
+  return ffn_res.leave(ctx, h, ffn.forward(ctx, ffn_res.enter(ctx, h)));
+}
+
+Tensor EncoderLayer::backward(Context& ctx, const Tensor& dy) {
+  Tensor dh = ffn_res.enter_backward(ctx, ffn.backward(ctx, ffn_res.leave_backward(ctx, dy)));
+  return attn_res.enter_backward(ctx, self_attn.backward(ctx, attn_res.leave_backward(ctx, dh)));
+}
+
+void EncoderLayer::collect(ParamList& out) {
+  self_attn.collect(out);
+  attn_res.collect(out);
+  ffn.collect(out);
+  ffn_res.collect(out);
+}
+
+Encoder::Encoder(const ModelConfig& c) {
+  for (int i = 0; i < c.layers; ++i)
+    layers.push_back(std::make_unique<EncoderLayer>(fmt::format("encoder.layers.{}", i), c));
+  if (c.norm == NormPlacement::Pre)
+    final_norm = std::make_unique<LayerNorm>("encoder.final_norm", c.d_model, c.layer_norm_eps);
+}
+
+Tensor Encoder::forward(Context& ctx, const Tensor& x, const Tensor& src_pad) {
+  Tensor h = x;
+  for (auto& layer : layers) h = layer->forward(ctx, h, src_pad);
+  return final_norm ? final_norm->forward(ctx, h) : h;
+}
+
+Tensor Encoder::backward(Context& ctx, const Tensor& dy) {
+  Tensor d = final_norm ? final_norm->backward(ctx, dy) : dy;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) d = (*it)->backward(ctx, d);
+  return d;
+}
+
+void Encoder::collect(ParamList& out) {
+  for (auto& layer : layers) layer->collect(out);
+  if (final_norm) final_norm->collect(out);
+}
+
+}  // namespace transduce

@@ -1,0 +1,30 @@
+// y = x W^T + b, with W stored [out, in] as in PyTorch.
+#pragma once
+
+#include "model/context.h"
+#include "model/param.h"
+
+namespace transduce {
+
+class Linear {
+ public:
+  Linear(const std::string& name, int64_t in, int64_t out);
+
+  // x [..., in] -> [..., out]; saves x.
+  Tensor forward(Context& ctx, const Tensor& x);
+  // Accumulates dW and db; returns dx, or adds dx into `dx_into` (and returns it) when given.
+  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
+  void collect(ParamList& out) {
+    out.push_back(&weight);
+    out.push_back(&bias);
+  }
+  int64_t in_features() const { return weight.value.dim(1); }
+  int64_t out_features() const { return weight.value.dim(0); }
+
+  Param weight, bias;
+
+ private:
+  Tensor x_;
+};
+
+}  // namespace transduce

@@ -1,0 +1,33 @@
+// The residual connection, dropout and layer norm around a sub-layer (section 3.1, 5.4):
+//   post-LN (the paper): out = LayerNorm(x + Dropout(Sublayer(x)))
+//   pre-LN (option):     out = x + Dropout(Sublayer(LayerNorm(x)))
+// Use: s_in = enter(x); s = sublayer(s_in); out = leave(x, s). Backward in reverse:
+// ds = leave_backward(dout); ds_in = sublayer.backward(ds); dx = enter_backward(ds_in).
+#pragma once
+
+#include "model/config.h"
+#include "model/dropout.h"
+#include "model/layer_norm.h"
+
+namespace transduce {
+
+class ResidualNorm {
+ public:
+  ResidualNorm(const std::string& norm_name, const ModelConfig& config);
+
+  Tensor enter(Context& ctx, const Tensor& x);
+  Tensor leave(Context& ctx, const Tensor& x, const Tensor& sublayer_out);
+  Tensor leave_backward(Context& ctx, const Tensor& dout);
+  // `dsublayer_in` is consumed (the residual gradient is added into it).
+  Tensor enter_backward(Context& ctx, const Tensor& dsublayer_in);
+  void collect(ParamList& out) { norm.collect(out); }
+
+  LayerNorm norm;
+
+ private:
+  NormPlacement placement_;
+  Dropout dropout_;
+  Tensor dresidual_;
+};
+
+}  // namespace transduce

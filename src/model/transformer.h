@@ -1,0 +1,63 @@
+// The encoder-decoder Transformer with its label-smoothed loss: forward saves activations in the
+// step's arena, backward accumulates every parameter's gradient.
+#pragma once
+
+#include "model/decoder.h"
+#include "model/embedding.h"
+#include "model/encoder.h"
+#include "model/positional.h"
+#include "ops/ops.h"
+
+namespace transduce {
+
+// Token ids, I32, right-padded with pad_id. tgt_in starts with BOS; tgt_out is tgt_in shifted
+// left and ends in EOS.
+struct Batch {
+  Tensor src;      // [B, Ls]
+  Tensor tgt_in;   // [B, Lt]
+  Tensor tgt_out;  // [B, Lt]
+};
+
+class Transformer {
+ public:
+  explicit Transformer(const ModelConfig& config);
+
+  // Xavier-uniform projections, N(0, d^-1/2) embeddings, unit layer-norm gains; zero biases.
+  void init_parameters(uint64_t seed);
+  const ParamList& parameters() const { return params_; }
+  // Looks a parameter up by its safetensors name; nullptr when there is none.
+  Param* find(const std::string& name) const;
+  void zero_grad();
+  const ModelConfig& config() const { return config_; }
+
+  // Runs the model and the loss; keeps what backward needs. The returned sums are over the
+  // batch's non-pad target tokens.
+  ops::CrossEntropySums forward(Context& ctx, const Batch& batch);
+  // Gradients of (loss sum * grad_scale); grad_scale = 1 / tokens gives the mean loss's.
+  void backward(Context& ctx, float grad_scale);
+
+  // Pieces of forward, for inference and tests.
+  Tensor padding_mask(Context& ctx, const Tensor& ids) const;  // U8, 1 where ids == pad
+  Tensor encode(Context& ctx, const Tensor& src, const Tensor& src_pad);
+  Tensor decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad, const Tensor& memory,
+                const Tensor& src_pad);  // logits [B, Lt, V]
+  // Valid after forward() until backward() overwrites them with their gradient.
+  const Tensor& logits() const { return logits_; }
+
+  SharedEmbedding embedding;
+  PositionalEncoding src_positions, tgt_positions;
+  Encoder encoder;
+  Decoder decoder;
+
+ private:
+  Tensor embed(Context& ctx, const Tensor& ids, const PositionalEncoding& positions,
+               Dropout& dropout);
+
+  ModelConfig config_;
+  ParamList params_;
+  Dropout src_dropout_, tgt_dropout_;
+  Batch batch_;
+  Tensor src_pad_, tgt_pad_, memory_, dec_out_, logits_, lse_;
+};
+
+}  // namespace transduce
