@@ -1,3 +1,32 @@
-int main() {
+// transduce: the command-line entry point. Subcommands live in one file each.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/threads.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"transduce: Transformer translation toolkit (Vaswani et al., 2017)"};
+  app.require_subcommand(1);
+  int threads = 0;
+  app.add_option("--threads", threads, "threads for BLAS and the kernels (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.parse_complete_callback([&] { transduce::set_threads(threads); });
+  transduce::cli::register_params(app);
+  transduce::cli::register_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const transduce::Error& e) {
+    fmt::print(stderr, "transduce: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "transduce: unexpected error: {}\n", e.what());
+    return 2;
+  }
   return 0;
 }

@@ -1,0 +1,11 @@
+// Each subcommand registers itself on the top-level app; the callback runs it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace transduce::cli {
+
+void register_params(CLI::App& app);
+void register_bench(CLI::App& app);
+
+}  // namespace transduce::cli

@@ -1,0 +1,26 @@
+// The model hyper-parameter flags shared by every subcommand that builds a model: a preset and
+// Table 3's names, each flag overriding the preset.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "model/config.h"
+
+namespace transduce::cli {
+
+struct ModelFlags {
+  std::string preset = "base";
+  std::optional<int> layers, d_model, d_ff, heads, d_k, d_v, vocab, max_positions;
+  std::optional<float> dropout, attention_dropout, relu_dropout, label_smoothing;
+  std::optional<std::string> positions, norm;
+
+  void add_to(CLI::App& app);
+  // The preset with the given flags applied, validated. d_k and d_v follow d_model / heads
+  // unless set, so `--d-model 256` alone gives Table 3's row with d_k = d_v = 32.
+  ModelConfig resolve() const;
+};
+
+}  // namespace transduce::cli
