@@ -1,0 +1,124 @@
+// The masks really hide what they should: the future from the decoder, padding from everyone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/rng.h"
+#include "model/transformer.h"
+
+namespace transduce {
+namespace {
+
+ModelConfig config() {
+  ModelConfig c = ModelConfig::preset("tiny");
+  c.layers = 2;
+  c.d_model = 32;
+  c.d_ff = 48;
+  c.heads = 4;
+  c.d_k = c.d_v = 8;
+  c.vocab_size = 50;
+  c.max_positions = 64;
+  return c;
+}
+
+Batch make_batch(std::vector<int32_t> src, std::vector<int32_t> tin, std::vector<int32_t> tout,
+                 int64_t b) {
+  Batch batch{Tensor::empty({b, static_cast<int64_t>(src.size()) / b}, DType::I32),
+              Tensor::empty({b, static_cast<int64_t>(tin.size()) / b}, DType::I32),
+              Tensor::empty({b, static_cast<int64_t>(tout.size()) / b}, DType::I32)};
+  std::copy(src.begin(), src.end(), batch.src.i32());
+  std::copy(tin.begin(), tin.end(), batch.tgt_in.i32());
+  std::copy(tout.begin(), tout.end(), batch.tgt_out.i32());
+  return batch;
+}
+
+Tensor logits_of(Transformer& model, const Batch& batch, double* loss = nullptr) {
+  Arena arena;
+  Context ctx(arena);
+  auto sums = model.forward(ctx, batch);
+  if (loss) *loss = sums.loss / sums.tokens;
+  return model.logits().clone();
+}
+
+TEST(Masking, ChangingALaterTargetTokenLeavesEarlierPositionsUnchanged) {
+  Transformer model(config());
+  model.init_parameters(3);
+  const std::vector<int32_t> src = {5, 9, 13, 7, 2, 0, 8, 11, 12, 6, 21, 2};
+  std::vector<int32_t> tin = {1, 14, 15, 16, 17, 18, 1, 30, 31, 32, 33, 34};
+  const std::vector<int32_t> tout = {14, 15, 16, 17, 18, 2, 30, 31, 32, 33, 34, 2};
+  Tensor before = logits_of(model, make_batch(src, tin, tout, 2));
+  const int changed = 3;  // decoder input position changed in both sentences
+  tin[changed] = 40;
+  tin[6 + changed] = 41;
+  Tensor after = logits_of(model, make_batch(src, tin, tout, 2));
+  const int64_t V = 50, L = 6;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < L; ++t) {
+      double diff = 0;
+      for (int64_t v = 0; v < V; ++v)
+        diff = std::max(diff, std::abs(double{before.f32()[(b * L + t) * V + v]} -
+                                       after.f32()[(b * L + t) * V + v]));
+      if (t < changed)
+        EXPECT_LE(diff, 1e-6) << "sentence " << b << " position " << t << " saw the future";
+      else
+        EXPECT_GT(diff, 1e-4) << "sentence " << b << " position " << t << " ignored its input";
+    }
+}
+
+TEST(Masking, WhatSitsAtPaddedSourcePositionsIsInvisible) {
+  // Encoder self-attention and the decoder's cross-attention must ignore padded source positions:
+  // rewriting the encoder input there changes no unpadded encoder output and no decoder output.
+  Transformer model(config());
+  model.init_parameters(4);
+  const int64_t d = model.config().d_model;
+  SplitMix64 rng(8);
+  Tensor src_pad = Tensor::zeros({2, 5}, DType::U8), tgt_pad = Tensor::zeros({2, 3}, DType::U8);
+  src_pad.u8()[1 * 5 + 3] = src_pad.u8()[1 * 5 + 4] = 1;  // sentence 1 has 3 real tokens
+  Tensor x = Tensor::empty({2, 5, d}), y = Tensor::empty({2, 3, d});
+  for (int64_t i = 0; i < x.numel(); ++i) x.f32()[i] = rng.uniform(-1, 1);
+  for (int64_t i = 0; i < y.numel(); ++i) y.f32()[i] = rng.uniform(-1, 1);
+  auto run = [&](Tensor& memory_out) {
+    Arena arena;
+    Context ctx(arena);
+    Tensor memory = model.encoder.forward(ctx, x, src_pad);
+    memory_out = memory.clone();
+    return model.decoder.forward(ctx, y, tgt_pad, memory, src_pad).clone();
+  };
+  Tensor mem_a, mem_b;
+  Tensor out_a = run(mem_a);
+  for (int64_t j = 0; j < d; ++j) x.f32()[(1 * 5 + 4) * d + j] += 5.0f;  // a padded position
+  Tensor out_b = run(mem_b);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t l = 0; l < 5; ++l) {
+      if (src_pad.u8()[b * 5 + l]) continue;
+      for (int64_t j = 0; j < d; ++j)
+        EXPECT_EQ(mem_a.f32()[(b * 5 + l) * d + j], mem_b.f32()[(b * 5 + l) * d + j]);
+    }
+  for (int64_t i = 0; i < out_a.numel(); ++i) EXPECT_EQ(out_a.f32()[i], out_b.f32()[i]);
+  // Control: the same change at an unpadded position is seen.
+  for (int64_t j = 0; j < d; ++j) x.f32()[(1 * 5 + 1) * d + j] += 5.0f;
+  Tensor mem_c;
+  Tensor out_c = run(mem_c);
+  double diff = 0;
+  for (int64_t i = 0; i < out_a.numel(); ++i)
+    diff = std::max(diff, std::abs(double{out_a.f32()[i]} - out_c.f32()[i]));
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST(Masking, PaddingRowsOfOneSentenceDoNotAffectAnother) {
+  // Sentence 0 alone, and sentence 0 batched with a longer, padded neighbour: same logits.
+  Transformer model(config());
+  model.init_parameters(5);
+  Tensor alone = logits_of(model, make_batch({5, 9, 2}, {1, 14, 15}, {14, 15, 2}, 1));
+  Tensor batched =
+      logits_of(model, make_batch({5, 9, 2, 0, 0, 8, 11, 12, 6, 2}, {1, 14, 15, 0, 1, 30, 31, 32},
+                                  {14, 15, 2, 0, 30, 31, 32, 2}, 2));
+  // Sentence 0 is now length 5 (src) and 4 (tgt), padded: its first 3 target positions must match.
+  const int64_t V = 50;
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t v = 0; v < V; ++v)
+      EXPECT_NEAR(alone.f32()[t * V + v], batched.f32()[t * V + v], 1e-5) << t << "," << v;
+}
+
+}  // namespace
+}  // namespace transduce
