@@ -20,6 +20,12 @@ int64_t Shape::numel() const {
   return n;
 }
 
+int64_t Shape::rows() const {
+  int64_t n = 1;
+  for (int i = 0; i + 1 < n_; ++i) n *= d_[i];
+  return n;
+}
+
 bool Shape::operator==(const Shape& o) const {
   if (n_ != o.n_) return false;
   for (int i = 0; i < n_; ++i)

@@ -25,7 +25,7 @@ class Shape {
   int64_t numel() const;
   void push_back(int64_t d);
   // Product of all dimensions but the last: a tensor seen as a [rows, cols] matrix.
-  int64_t rows() const { return n_ == 0 ? 1 : numel() / d_[n_ - 1]; }
+  int64_t rows() const;
   int64_t cols() const { return n_ == 0 ? 1 : d_[n_ - 1]; }
 
   bool operator==(const Shape& o) const;

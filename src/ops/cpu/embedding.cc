@@ -32,6 +32,9 @@ void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
   const int64_t d = dtable.cols(), n = ids.numel();
   TD_CHECK(dout.rows() == n && dout.cols() == d, "embedding_scatter_add shapes");
   const int32_t* pid = ids.i32();
+  for (int64_t r = 0; r < n; ++r)
+    if (pid[r] < 0 || pid[r] >= dtable.rows())
+      fail("token id {} at position {} is outside the vocabulary of {}", pid[r], r, dtable.rows());
   const float* pd = dout.f32();
   float* pt = dtable.f32();
   // Rows may repeat ids, so threads split the columns rather than the rows.
@@ -52,7 +55,7 @@ void add_positions(const Tensor& x, const Tensor& table, int64_t offset) {
   TD_CHECK(x.ndim() == 3 && x.dim(2) == table.cols(), "add_positions {} + table {}",
            x.shape().str(), table.shape().str());
   const int64_t batch = x.dim(0), len = x.dim(1), d = x.dim(2);
-  if (offset + len > table.rows())
+  if (offset < 0 || offset + len > table.rows())
     fail("position {} is past the model's {} positions", offset + len - 1, table.rows());
   float* px = x.f32();
   const float* pt = table.f32() + offset * d;
@@ -67,7 +70,8 @@ void add_positions(const Tensor& x, const Tensor& table, int64_t offset) {
 
 void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset) {
   require_cpu({&dx, &dtable});
-  TD_CHECK(dx.ndim() == 3 && dx.dim(2) == dtable.cols() && offset + dx.dim(1) <= dtable.rows(),
+  TD_CHECK(dx.ndim() == 3 && dx.dim(2) == dtable.cols() && offset >= 0 &&
+               offset + dx.dim(1) <= dtable.rows(),
            "positions_grad {} into {}", dx.shape().str(), dtable.shape().str());
   const int64_t batch = dx.dim(0), len = dx.dim(1), d = dx.dim(2);
   const float* px = dx.f32();

@@ -17,6 +17,10 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Te
            a.shape().str(), trans_a ? "^T" : "", b.shape().str(), trans_b ? "^T" : "",
            c.shape().str());
   if (m == 0 || n == 0) return;
+  if (k == 0) {  // BLAS would reject the zero leading dimension of an empty A or B
+    beta == 0.0f ? c.fill_zero() : scale(c, beta);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a.f32(), a.cols(), b.f32(),
               b.cols(), beta, c.f32(), c.cols());

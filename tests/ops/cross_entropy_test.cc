@@ -1,0 +1,224 @@
+// Label-smoothed cross-entropy against its definition, computed in double in the test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/tensor.h"
+#include "ops/ops.h"
+#include "support/gradcheck.h"
+
+namespace transduce {
+namespace {
+
+using transduce::testing::random_tensor;
+
+Tensor from(const Shape& shape, const std::vector<float>& v) {
+  Tensor t = Tensor::empty(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = v[static_cast<size_t>(i)];
+  return t;
+}
+
+Tensor ids_of(const std::vector<int32_t>& v) {
+  Tensor t = Tensor::empty({static_cast<int64_t>(v.size())}, DType::I32);
+  for (size_t i = 0; i < v.size(); ++i) t.i32()[i] = v[i];
+  return t;
+}
+
+struct Naive {
+  double loss = 0, nll = 0;
+  int64_t tokens = 0;
+};
+
+// From the definition: -sum_c q_c log p_c with q = (1 - eps) onehot(label) + eps / V, over rows
+// whose target is not pad.
+Naive naive_ce(const std::vector<double>& logits, const std::vector<int32_t>& targets,
+               int64_t vocab, int pad, double eps) {
+  Naive out;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    if (targets[r] == pad) continue;
+    const double* row = logits.data() + r * size_t(vocab);
+    double mx = row[0];
+    for (int64_t c = 1; c < vocab; ++c) mx = std::max(mx, row[c]);
+    double z = 0;
+    for (int64_t c = 0; c < vocab; ++c) z += std::exp(row[c] - mx);
+    for (int64_t c = 0; c < vocab; ++c) {
+      const double logp = row[c] - mx - std::log(z);
+      const double q = (c == targets[r] ? 1.0 - eps : 0.0) + eps / double(vocab);
+      out.loss -= q * logp;
+      if (c == targets[r]) out.nll -= logp;
+    }
+    out.tokens += 1;
+  }
+  return out;
+}
+
+std::vector<double> as_double(const Tensor& t) {
+  return std::vector<double>(t.f32(), t.f32() + t.numel());
+}
+
+TEST(OpsCrossEntropy, HandComputedTinyCase) {
+  // V = 3, two rows, eps = 0.1: q = 0.9 onehot + 0.1 / 3.
+  Tensor logits = from({2, 3}, {1.0f, 2.0f, 0.5f, 0.2f, -1.0f, 3.0f});
+  Tensor lse = Tensor::empty({2});
+  const auto sums = ops::cross_entropy_forward(logits, ids_of({1, 0}), -1, 0.1f, lse);
+  const double z0 = std::exp(1.0) + std::exp(2.0) + std::exp(0.5);
+  const double z1 = std::exp(0.2) + std::exp(-1.0) + std::exp(3.0);
+  const double lp0[3] = {1.0 - std::log(z0), 2.0 - std::log(z0), 0.5 - std::log(z0)};
+  const double lp1[3] = {0.2 - std::log(z1), -1.0 - std::log(z1), 3.0 - std::log(z1)};
+  const double u = 0.1 / 3;
+  const double loss0 = -(u * lp0[0] + (0.9 + u) * lp0[1] + u * lp0[2]);
+  const double loss1 = -((0.9 + u) * lp1[0] + u * lp1[1] + u * lp1[2]);
+  EXPECT_NEAR(sums.loss, loss0 + loss1, 1e-5);
+  EXPECT_NEAR(sums.nll, -lp0[1] - lp1[0], 1e-5);
+  EXPECT_EQ(sums.tokens, 2);
+  EXPECT_NEAR(lse.f32()[0], std::log(z0), 1e-6);
+  EXPECT_NEAR(lse.f32()[1], std::log(z1), 1e-6);
+  // Worked out by hand: log z0 = 2.464369, and row 1's nll is log z1 - 0.2 = 2.876151.
+  EXPECT_NEAR(lse.f32()[0], 2.464369, 1e-5);
+  EXPECT_NEAR(-lp1[0], 2.876151, 1e-5);
+
+  // Backward: grad_scale * (p - q).
+  ops::cross_entropy_backward(logits, ids_of({1, 0}), -1, 0.1f, lse, 1.0f);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(logits.f32()[c], std::exp(lp0[c]) - (c == 1 ? 0.9 : 0.0) - u, 1e-6) << c;
+    EXPECT_NEAR(logits.f32()[3 + c], std::exp(lp1[c]) - (c == 0 ? 0.9 : 0.0) - u, 1e-6) << c;
+  }
+}
+
+TEST(OpsCrossEntropy, MatchesDefinitionOnRandomRows) {
+  SplitMix64 rng(71);
+  const int64_t n = 9, vocab = 11;
+  Tensor logits = random_tensor({n, vocab}, rng, -4.0f, 4.0f);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& id : t) id = static_cast<int32_t>(rng.randint(0, vocab - 1));
+  t[3] = t[7] = 0;  // pad id 0
+  Tensor lse = Tensor::empty({n});
+  const auto sums = ops::cross_entropy_forward(logits, ids_of(t), 0, 0.2f, lse);
+  const Naive want = naive_ce(as_double(logits), t, vocab, 0, double{0.2f});
+  EXPECT_NEAR(sums.loss, want.loss, 1e-4);
+  EXPECT_NEAR(sums.nll, want.nll, 1e-4);
+  EXPECT_EQ(sums.tokens, want.tokens);
+}
+
+TEST(OpsCrossEntropy, PadRowsAreIgnored) {
+  SplitMix64 rng(72);
+  const int64_t vocab = 4;
+  const int pad = 2;
+  Tensor logits = random_tensor({4, vocab}, rng, -2.0f, 2.0f);
+  const std::vector<int32_t> t = {1, pad, 3, pad};
+  Tensor lse = Tensor::empty({4});
+  const auto sums = ops::cross_entropy_forward(logits, ids_of(t), pad, 0.1f, lse);
+  EXPECT_EQ(sums.tokens, 2);
+  // The same as the two real rows alone.
+  Tensor real = Tensor::empty({2, vocab});
+  for (int64_t j = 0; j < vocab; ++j) {
+    real.f32()[j] = logits.f32()[0 * vocab + j];
+    real.f32()[vocab + j] = logits.f32()[2 * vocab + j];
+  }
+  Tensor lse2 = Tensor::empty({2});
+  const auto alone = ops::cross_entropy_forward(real, ids_of({1, 3}), pad, 0.1f, lse2);
+  EXPECT_NEAR(sums.loss, alone.loss, 1e-6);
+  EXPECT_NEAR(sums.nll, alone.nll, 1e-6);
+  // Changing a pad row's logits changes nothing.
+  Tensor changed = logits.clone();
+  for (int64_t j = 0; j < vocab; ++j) changed.f32()[1 * vocab + j] = 50.0f * float(j);
+  const auto sums2 = ops::cross_entropy_forward(changed, ids_of(t), pad, 0.1f, lse);
+  EXPECT_EQ(sums2.loss, sums.loss);
+  EXPECT_EQ(sums2.nll, sums.nll);
+
+  ops::cross_entropy_backward(changed, ids_of(t), pad, 0.1f, lse, 1.0f);
+  for (int64_t j = 0; j < vocab; ++j) {
+    EXPECT_EQ(changed.f32()[1 * vocab + j], 0.0f) << j;
+    EXPECT_EQ(changed.f32()[3 * vocab + j], 0.0f) << j;
+  }
+  // A real row's gradient sums to zero (p and q are both distributions).
+  double row_sum = 0;
+  for (int64_t j = 0; j < vocab; ++j) row_sum += changed.f32()[j];
+  EXPECT_NEAR(row_sum, 0.0, 1e-6);
+}
+
+TEST(OpsCrossEntropy, NllIsMinusLogProbOfLabelAndZeroEpsLossEqualsNll) {
+  SplitMix64 rng(73);
+  const int64_t n = 5, vocab = 7;
+  Tensor logits = random_tensor({n, vocab}, rng, -3.0f, 3.0f);
+  const std::vector<int32_t> t = {6, 0, 3, 3, 1};
+  Tensor lse = Tensor::empty({n});
+  const auto sums = ops::cross_entropy_forward(logits, ids_of(t), -1, 0.0f, lse);
+  double nll = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    double z = 0;
+    for (int64_t c = 0; c < vocab; ++c) z += std::exp(double{logits.f32()[r * vocab + c]});
+    nll -= std::log(std::exp(double{logits.f32()[r * vocab + t[size_t(r)]]}) / z);
+    EXPECT_NEAR(lse.f32()[r], std::log(z), 1e-5) << r;
+  }
+  EXPECT_NEAR(sums.nll, nll, 1e-5);
+  EXPECT_NEAR(sums.loss, sums.nll, 1e-9);
+  EXPECT_EQ(sums.tokens, n);
+  // With smoothing the nll sum is unchanged and the loss is not.
+  const auto smoothed = ops::cross_entropy_forward(logits, ids_of(t), -1, 0.1f, lse);
+  EXPECT_NEAR(smoothed.nll, nll, 1e-5);
+  EXPECT_GT(std::abs(smoothed.loss - smoothed.nll), 1e-3);
+}
+
+TEST(OpsCrossEntropy, BackwardMatchesFiniteDifferencesTimesGradScale) {
+  SplitMix64 rng(74);
+  const int64_t n = 4, vocab = 6;
+  const int pad = 5;
+  const float eps = 0.1f, grad_scale = 0.25f;
+  Tensor logits = random_tensor({n, vocab}, rng, -2.0f, 2.0f);
+  const std::vector<int32_t> t = {2, pad, 0, 4};
+  Tensor lse = Tensor::empty({n});
+  ops::cross_entropy_forward(logits, ids_of(t), pad, eps, lse);
+  Tensor grad = logits.clone();
+  ops::cross_entropy_backward(grad, ids_of(t), pad, eps, lse, grad_scale);
+  std::vector<double> x = as_double(logits);
+  const double h = 1e-5;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double saved = x[i];
+    x[i] = saved + h;
+    const double up = naive_ce(x, t, vocab, pad, double{eps}).loss;
+    x[i] = saved - h;
+    const double down = naive_ce(x, t, vocab, pad, double{eps}).loss;
+    x[i] = saved;
+    EXPECT_NEAR(grad.f32()[i], grad_scale * (up - down) / (2 * h), 1e-6)
+        << "row " << i / vocab << " class " << i % vocab;
+  }
+}
+
+TEST(OpsCrossEntropy, LargeLogitsAreStable) {
+  const std::vector<float> base = {0.0f, 1.0f, -2.0f, 0.5f};
+  std::vector<float> big = base;
+  for (float& v : big) v += 1e4f;
+  Tensor lb = from({1, 4}, big), ls = from({1, 4}, base);
+  Tensor lse_b = Tensor::empty({1}), lse_s = Tensor::empty({1});
+  const auto sb = ops::cross_entropy_forward(lb, ids_of({1}), -1, 0.1f, lse_b);
+  const auto ss = ops::cross_entropy_forward(ls, ids_of({1}), -1, 0.1f, lse_s);
+  EXPECT_TRUE(std::isfinite(sb.loss) && std::isfinite(sb.nll));
+  EXPECT_NEAR(sb.loss, ss.loss, 1e-3);
+  EXPECT_NEAR(sb.nll, ss.nll, 1e-3);
+  ops::cross_entropy_backward(lb, ids_of({1}), -1, 0.1f, lse_b, 1.0f);
+  ops::cross_entropy_backward(ls, ids_of({1}), -1, 0.1f, lse_s, 1.0f);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_TRUE(std::isfinite(lb.f32()[j])) << j;
+    // lse is saved as float: near 1e4 its spacing is ~1e-3, which bounds the agreement.
+    EXPECT_NEAR(lb.f32()[j], ls.f32()[j], 2e-3) << j;
+  }
+}
+
+TEST(OpsCrossEntropy, TargetOutsideVocabularyThrowsUnlessPad) {
+  Tensor logits = Tensor::zeros({3, 3});
+  Tensor lse = Tensor::empty({3});
+  EXPECT_THROW(ops::cross_entropy_forward(logits, ids_of({0, 3, 1}), -100, 0.1f, lse), Error);
+  EXPECT_THROW(ops::cross_entropy_forward(logits, ids_of({0, -1, 1}), -100, 0.1f, lse), Error);
+  // The pad id itself may lie outside the vocabulary.
+  const auto sums = ops::cross_entropy_forward(logits, ids_of({0, -100, 2}), -100, 0.1f, lse);
+  EXPECT_EQ(sums.tokens, 2);
+  EXPECT_NEAR(sums.nll, 2 * std::log(3.0), 1e-6);   // uniform logits
+  EXPECT_NEAR(sums.loss, 2 * std::log(3.0), 1e-6);  // smoothing of a uniform p changes nothing
+}
+
+}  // namespace
+}  // namespace transduce
