@@ -50,8 +50,8 @@ Tensor Arena::zeros(const Shape& shape, DType dtype) {
 
 void Arena::reset() {
   if (blocks_.size() > 1) {
-    // Grow to the peak this arena has seen, in one block.
-    size_t total = std::max(peak_, capacity());
+    // One block holding the most this arena has had in use at once.
+    const size_t total = peak_;
     blocks_.clear();
     add_block(total);
   }

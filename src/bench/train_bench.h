@@ -1,0 +1,65 @@
+// The training-step benchmark of ../shared/BENCHMARKS.md: a fixed synthetic batch, the model FLOP
+// count, the machine's fp32 GEMM rate, and a timed loop of full training steps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/transformer.h"
+
+namespace transduce::bench {
+
+// The benchmark batch: `batch_sentences` pairs of `src_len` source and `tgt_len` target tokens,
+// no padding, ids from one SplitMix64(seed) stream. See train_bench.cc for the draw order.
+Batch make_benchmark_batch(int batch_sentences = 164, int src_len = 25, int tgt_len = 25,
+                           int vocab = 8000, uint64_t seed = 1);
+
+// The fp32 GEMM rate (GFLOP/s) of ops::gemm on square n x n x n products with the current
+// threads: one untimed warm-up, then the median of `repeats` timed products (2 n^3 flops each).
+double measure_sgemm_gflops(int64_t n = 2048, int repeats = 5);
+
+// BENCHMARKS.md's GEMM FLOPs of one training step (forward + backward = 3x the forward's
+// 2 flops per multiply-add). Written with h*d_k and h*d_v, which reduces to the document's formula
+// when d_k = d_v = d_model / h.
+double model_flops_per_step(const ModelConfig& config, int64_t batch, int64_t src_len,
+                            int64_t tgt_len);
+
+struct TrainBenchOptions {
+  int batch_sentences = 164;
+  int src_len = 25;
+  int tgt_len = 25;
+  uint64_t data_seed = 1;     // the batch's token ids
+  uint64_t init_seed = 1;     // the weights
+  uint64_t dropout_seed = 1;  // step s uses dropout_seed + s
+  int warmup_steps = 2;       // untimed
+  int timed_steps = 10;       // BENCHMARKS.md: 10 for tiny, 5 for base
+  int warmup = 4000;          // the learning-rate schedule's warmup
+  int64_t sgemm_n = 2048;     // 0 skips the GEMM measurement (mfu is then 0)
+  int sgemm_repeats = 5;
+};
+
+struct TrainBenchResult {
+  int threads = 0;
+  int64_t src_tokens = 0;  // per step
+  int64_t tgt_tokens = 0;
+  std::vector<double> step_seconds;  // each timed step
+  double median_seconds = 0;
+  double min_seconds = 0;
+  double max_seconds = 0;
+  double tokens_per_second = 0;  // (source + target) / median
+  double flops_per_step = 0;
+  double model_gflops = 0;  // flops_per_step / median / 1e9
+  double sgemm_gflops = 0;
+  double mfu = 0;        // model_gflops / sgemm_gflops
+  double last_loss = 0;  // the last step's mean label-smoothed loss per target token
+  size_t arena_peak_bytes = 0;
+  size_t timed_system_allocations = 0;  // arena allocations from the system during timed steps
+};
+
+TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOptions& options);
+
+double median(std::vector<double> values);
+
+}  // namespace transduce::bench
