@@ -148,6 +148,10 @@ struct AttentionCase {
   float attention_dropout;
 };
 
+void PrintTo(const AttentionCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class AttentionGradCheck : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(AttentionGradCheck, InputsAndWeights) {
@@ -295,6 +299,10 @@ struct ModelCase {
   Positions positions;
   float dropout;
 };
+
+void PrintTo(const ModelCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class TransformerGradCheck : public ::testing::TestWithParam<ModelCase> {};
 

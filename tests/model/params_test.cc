@@ -61,6 +61,10 @@ struct Row {
   double analytic_millions;  // with biases and layer norms at V = 37000
 };
 
+void PrintTo(const Row& r, std::ostream* os) {
+  *os << r.name;
+}
+
 class Table3 : public ::testing::TestWithParam<Row> {};
 
 TEST_P(Table3, WithinSevenPercentOfThePaper) {
