@@ -15,11 +15,7 @@ namespace {
 
 using transduce::testing::random_tensor;
 
-Tensor from(const Shape& shape, const std::vector<float>& v) {
-  Tensor t = Tensor::empty(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = v[static_cast<size_t>(i)];
-  return t;
-}
+using transduce::testing::from;
 
 Tensor ids_of(const std::vector<int32_t>& v) {
   Tensor t = Tensor::empty({static_cast<int64_t>(v.size())}, DType::I32);

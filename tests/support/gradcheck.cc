@@ -18,6 +18,14 @@ Tensor random_tensor(const Shape& shape, SplitMix64& rng, float lo, float hi) {
   return t;
 }
 
+Tensor from(const Shape& shape, const std::vector<float>& values) {
+  Tensor t = Tensor::empty(shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel()) << "values for " << shape.str();
+  for (int64_t i = 0; i < t.numel() && i < static_cast<int64_t>(values.size()); ++i)
+    t.f32()[i] = values[static_cast<size_t>(i)];
+  return t;
+}
+
 double dot(const Tensor& a, const Tensor& b) {
   double s = 0;
   for (int64_t i = 0; i < a.numel(); ++i) s += double{a.f32()[i]} * b.f32()[i];

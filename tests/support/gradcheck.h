@@ -12,6 +12,8 @@ namespace transduce::testing {
 
 void fill_uniform(const Tensor& t, SplitMix64& rng, float lo = -1.0f, float hi = 1.0f);
 Tensor random_tensor(const Shape& shape, SplitMix64& rng, float lo = -1.0f, float hi = 1.0f);
+// An F32 tensor of `shape` holding `values` (row-major).
+Tensor from(const Shape& shape, const std::vector<float>& values);
 // sum_i a[i] * b[i] in double.
 double dot(const Tensor& a, const Tensor& b);
 
