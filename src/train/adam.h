@@ -19,9 +19,12 @@ class Adam {
   // One update with learning rate lr from the gradients now in the parameters.
   void step(float lr);
   int64_t steps() const { return t_; }
-  // First and second moments, parallel to the parameter list (for checkpoints).
+  // First and second moments, parallel to the parameter list: checkpoints save and restore them
+  // (with set_steps) to resume exactly.
   const std::vector<Tensor>& first_moments() const { return m_; }
   const std::vector<Tensor>& second_moments() const { return v_; }
+  const ParamList& parameters() const { return params_; }
+  void set_steps(int64_t t) { t_ = t; }
 
  private:
   ParamList params_;
