@@ -7,5 +7,8 @@ namespace transduce::cli {
 
 void register_params(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_average(CLI::App& app);
+void register_vocab(CLI::App& app);
+void register_train(CLI::App& app);
 
 }  // namespace transduce::cli

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { transduce::set_threads(threads); });
   transduce::cli::register_params(app);
   transduce::cli::register_bench(app);
+  transduce::cli::register_average(app);
+  transduce::cli::register_vocab(app);
+  transduce::cli::register_train(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,7 +4,7 @@
 
 namespace transduce::cli {
 
-void ModelFlags::add_to(CLI::App& app) {
+void ModelFlags::add_to(CLI::App& app, bool with_vocab_size) {
   app.add_option("--preset", preset, "base | big | tiny")
       ->check(CLI::IsMember({"base", "big", "tiny"}))
       ->capture_default_str();
@@ -21,7 +21,7 @@ void ModelFlags::add_to(CLI::App& app) {
   app.add_option("--positions", positions, "sinusoidal | learned")
       ->check(CLI::IsMember({"sinusoidal", "learned"}));
   app.add_option("--norm", norm, "post (the paper) | pre")->check(CLI::IsMember({"post", "pre"}));
-  app.add_option("--vocab", vocab, "shared vocabulary size");
+  if (with_vocab_size) app.add_option("--vocab", vocab, "shared vocabulary size");
   app.add_option("--max-positions", max_positions, "longest sequence the model accepts");
 }
 

@@ -17,7 +17,9 @@ struct ModelFlags {
   std::optional<float> dropout, attention_dropout, relu_dropout, label_smoothing;
   std::optional<std::string> positions, norm;
 
-  void add_to(CLI::App& app);
+  // `with_vocab_size` false leaves out --vocab, for commands whose vocabulary comes from a
+  // SentencePiece model (and whose --vocab names its directory).
+  void add_to(CLI::App& app, bool with_vocab_size = true);
   // The preset with the given flags applied, validated. d_k and d_v follow d_model / heads
   // unless set, so `--d-model 256` alone gives Table 3's row with d_k = d_v = 32.
   ModelConfig resolve() const;

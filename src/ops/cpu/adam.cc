@@ -17,7 +17,7 @@ void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const
   float *p = param.f32(), *pm = m.f32(), *pv = v.f32();
   const float* g = grad.f32();
   const int64_t n = param.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) {
     pm[i] = beta1 * pm[i] + (1.0f - beta1) * g[i];
     pv[i] = beta2 * pv[i] + (1.0f - beta2) * g[i] * g[i];

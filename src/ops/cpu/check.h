@@ -8,6 +8,12 @@
 
 namespace transduce::ops {
 
+// Below this many elements (or multiply-adds) a parallel region costs more than it saves: waking
+// and joining the thread team takes microseconds, and on a busy machine much longer.
+inline bool parallel_worth_it(int64_t work) {
+  return work >= (int64_t{1} << 15);
+}
+
 // Every given tensor lives on the CPU and is contiguous.
 inline void require_cpu(std::initializer_list<const Tensor*> ts) {
   for (const Tensor* t : ts) {

@@ -19,7 +19,8 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
       fail("target id {} at position {} is outside the vocabulary of {}", pt[r], r, vocab);
   double loss = 0, nll = 0;
   int64_t tokens = 0;
-#pragma omp parallel for schedule(static) reduction(+ : loss, nll, tokens)
+#pragma omp parallel for schedule(static) reduction(+ : loss, nll, tokens) \
+    if (parallel_worth_it(n * vocab))
   for (int64_t r = 0; r < n; ++r) {
     const float* row = pl + r * vocab;
     float mx = row[0];
@@ -50,7 +51,7 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad
   const int32_t* pt = targets.i32();
   const float* plse = lse.f32();
   const float uniform = eps / vocab;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(n * vocab))
   for (int64_t r = 0; r < n; ++r) {
     float* row = pl + r * vocab;
     if (pt[r] == pad_id) {

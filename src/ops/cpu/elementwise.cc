@@ -20,7 +20,7 @@ void relu_forward(const Tensor& x, const Tensor& y) {
   const float* px = x.f32();
   float* py = y.f32();
   const int64_t n = x.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) py[i] = px[i] > 0.0f ? px[i] : 0.0f;
 }
 
@@ -31,7 +31,7 @@ void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
   const float *py = y.f32(), *pdy = dy.f32();
   float* pdx = dx.f32();
   const int64_t n = y.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] > 0.0f ? pdy[i] : 0.0f;
 }
 
@@ -52,7 +52,7 @@ void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float
   // keep when the top 24 bits of the hash fall below (1 - p) * 2^24.
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 16777216.0);
   const float inv_keep = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t keep = (hash_u64(seed, stream, static_cast<uint64_t>(i)) >> 40) < threshold;
     pm[i] = keep;
@@ -73,7 +73,7 @@ void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tenso
   require_cpu({&mask});
   const uint8_t* pm = mask.u8();
   const float inv_keep = 1.0f / (1.0f - p);
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) pdx[i] = pm[i] ? pdy[i] * inv_keep : 0.0f;
 }
 
@@ -84,7 +84,7 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out) {
   const float *pa = a.f32(), *pb = b.f32();
   float* po = out.f32();
   const int64_t n = a.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) po[i] = pa[i] + pb[i];
 }
 
@@ -94,7 +94,7 @@ void axpy(float alpha, const Tensor& b, const Tensor& a) {
   const float* pb = b.f32();
   float* pa = a.f32();
   const int64_t n = a.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) pa[i] += alpha * pb[i];
 }
 
@@ -102,7 +102,7 @@ void scale(const Tensor& x, float alpha) {
   require_cpu({&x});
   float* px = x.f32();
   const int64_t n = x.numel();
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) px[i] *= alpha;
 }
 
@@ -112,7 +112,7 @@ void add_bias(const Tensor& x, const Tensor& bias) {
   TD_CHECK(bias.numel() == n, "add_bias {} + {}", x.shape().str(), bias.shape().str());
   float* px = x.f32();
   const float* pb = bias.f32();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(x.numel()))
   for (int64_t r = 0; r < x.rows(); ++r) {
     float* row = px + r * n;
 #pragma omp simd
@@ -124,7 +124,7 @@ void bias_grad(const Tensor& dy, const Tensor& dbias) {
   require_cpu({&dy, &dbias});
   const int64_t n = dy.cols(), rows = dy.rows();
   TD_CHECK(dbias.numel() == n, "bias_grad {} -> {}", dy.shape().str(), dbias.shape().str());
-  const int nt = omp_get_max_threads();
+  const int nt = parallel_worth_it(rows * n) ? omp_get_max_threads() : 1;
   float* partial = zeroed_scratch(static_cast<size_t>(nt) * n);
   const float* pdy = dy.f32();
 #pragma omp parallel num_threads(nt)

@@ -17,7 +17,7 @@ void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const
       fail("token id {} at position {} is outside the vocabulary of {}", pid[r], r, vocab);
   const float* pt = table.f32();
   float* po = out.f32();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(n * d))
   for (int64_t r = 0; r < n; ++r) {
     const float* src = pt + static_cast<int64_t>(pid[r]) * d;
     float* dst = po + r * d;
@@ -38,7 +38,7 @@ void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
   const float* pd = dout.f32();
   float* pt = dtable.f32();
   // Rows may repeat ids, so threads split the columns rather than the rows.
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth_it(n * d))
   {
     const int nt = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t c0 = d * t / nt, c1 = d * (t + 1) / nt;
@@ -59,7 +59,7 @@ void add_positions(const Tensor& x, const Tensor& table, int64_t offset) {
     fail("position {} is past the model's {} positions", offset + len - 1, table.rows());
   float* px = x.f32();
   const float* pt = table.f32() + offset * d;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(batch * len * d))
   for (int64_t r = 0; r < batch * len; ++r) {
     float* row = px + r * d;
     const float* pos = pt + (r % len) * d;
@@ -76,7 +76,7 @@ void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset) {
   const int64_t batch = dx.dim(0), len = dx.dim(1), d = dx.dim(2);
   const float* px = dx.f32();
   float* pt = dtable.f32() + offset * d;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(batch * len * d))
   for (int64_t l = 0; l < len; ++l)
     for (int64_t b = 0; b < batch; ++b) {
       const float* row = px + (b * len + l) * d;

@@ -35,7 +35,7 @@ void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
   float* pc = c.t.f32() + c.offset;
   const int64_t count = outer * inner;
   // Many small products: one per thread, each single-threaded inside BLAS.
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (parallel_worth_it(count * m * n * k))
   for (int64_t idx = 0; idx < count; ++idx) {
     const int64_t o = idx / inner, i = idx % inner;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,

@@ -18,7 +18,7 @@ void layer_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
            "layer_norm shapes x {} gamma {}", x.shape().str(), gamma.shape().str());
   const float *px = x.f32(), *g = gamma.f32(), *bt = beta.f32();
   float *py = y.f32(), *pm = mean.f32(), *ps = rstd.f32();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(rows * n))
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = px + r * n;
     float* yr = py + r * n;
@@ -44,7 +44,7 @@ void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
            "layer_norm_backward shapes");
   const float *pdy = dy.f32(), *px = x.f32(), *g = gamma.f32(), *pm = mean.f32(), *ps = rstd.f32();
   float* pdx = dx.f32();
-  const int nt = omp_get_max_threads();
+  const int nt = parallel_worth_it(rows * n) ? omp_get_max_threads() : 1;
   // Per-thread partial sums for dgamma/dbeta, reduced at the end: no atomics, fixed order.
   float* partial = zeroed_scratch(static_cast<size_t>(nt) * 2 * n);
 #pragma omp parallel num_threads(nt)

@@ -23,7 +23,7 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
     pad = key_pad.u8();
   }
   float* s = scores.f32();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(scores.numel()))
   for (int64_t r = 0; r < scores.rows(); ++r) {
     const int64_t b = r / (heads * lq), q = r % lq;
     float* row = s + r * lk;
@@ -55,7 +55,7 @@ void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale) {
   const int64_t n = probs.cols();
   const float* p = probs.f32();
   float* d = dscores.f32();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(probs.numel()))
   for (int64_t r = 0; r < probs.rows(); ++r) {
     const float* pr = p + r * n;
     float* dr = d + r * n;

@@ -1,0 +1,56 @@
+// The shared subword vocabulary (SentencePiece) for source and target text.
+//
+// A transduce vocabulary is a SentencePiece model trained with the reserved ids of
+// train/example.h: PAD 0, BOS 1, EOS 2, UNK 3. encode() never adds BOS/EOS (the batcher does).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace transduce {
+
+class Tokenizer {
+ public:
+  // Trains one model over all `input_files` (source and target text together) and writes
+  // `<out_prefix>.model` and `<out_prefix>.vocab` (each atomically; the vocabulary is checked
+  // before anything is written). `model_type` is "bpe" or "unigram". At most `max_sentences`
+  // lines are sampled (shuffled) from the input; 0 means the default cap of 10 million.
+  // Lines are read like read_lines (CRLF and a UTF-8 BOM are accepted); invalid UTF-8 fails with
+  // "path:line: ...". Errors (including a vocabulary size the data cannot fill) throw
+  // transduce::Error with one line. Sampling uses a fixed seed, so the same input gives the
+  // same vocabulary.
+  static void train(const std::vector<std::string>& input_files, int vocab_size,
+                    const std::string& model_type, const std::string& out_prefix, int threads,
+                    uint64_t max_sentences = 0);
+
+  // Loads a model made by train(). A missing or corrupt file, or a SentencePiece model with
+  // other reserved ids, throws transduce::Error naming the file.
+  explicit Tokenizer(const std::string& model_path);
+  ~Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // Subword ids of `text`, without BOS/EOS. Thread-safe (const).
+  std::vector<int32_t> encode(std::string_view text) const;
+  // Text of `ids`; PAD, BOS and EOS are skipped. An id outside [0, vocab_size()) throws.
+  std::string decode(const std::vector<int32_t>& ids) const;
+  int vocab_size() const;
+  // The piece of `id` (e.g. "▁the", "<unk>"). An id outside [0, vocab_size()) throws.
+  std::string piece(int32_t id) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::string path_;
+};
+
+}  // namespace transduce

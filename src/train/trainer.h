@@ -1,0 +1,111 @@
+// The training loop of section 5: token-bucketed batches, gradient accumulation, Adam with the
+// schedule of equation 3, periodic logging, validation and checkpoints, exact resume.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/arena.h"
+#include "model/transformer.h"
+#include "train/adam.h"
+#include "train/batcher.h"
+#include "train/example.h"
+
+namespace transduce {
+
+struct TrainOptions {
+  int64_t batch_tokens = 25000;  // per side, padding included (5.1)
+  int accum = 1;                 // batches per update
+  uint64_t seed = 1;             // batch order and dropout
+  int warmup = 4000;
+  float lr_scale = 1.0f;
+  AdamOptions adam;
+  // Stop when any limit is reached; 0 means no limit. Steps count updates, epochs complete passes;
+  // minutes count training time across resumed runs.
+  int64_t max_steps = 0;
+  int64_t max_epochs = 0;
+  double max_minutes = 0;
+  int64_t log_every = 100;
+  int64_t valid_every = 1000;  // 0: only at the end
+  // Checkpoints go to out_dir (none when empty): every save_every updates and/or every
+  // save_every_minutes, and at the end; the newest `keep` are kept.
+  std::string out_dir;
+  int64_t save_every = 0;
+  double save_every_minutes = 10;
+  int keep = 5;
+};
+
+void to_json(nlohmann::json& j, const TrainOptions& o);
+// Fields missing from j keep their value in o.
+void update_from_json(const nlohmann::json& j, TrainOptions& o);
+
+// What one log line reports, averaged over the updates since the previous one.
+struct TrainLog {
+  int64_t step = 0;
+  int64_t epoch = 0;  // 1-based: the epoch the last batch came from
+  double loss = 0;    // label-smoothed, per target token
+  double perplexity = 0;
+  double learning_rate = 0;
+  double tokens_per_second = 0;  // source + target, padding excluded
+  int64_t target_tokens = 0;     // target tokens (labels) trained on since the previous line
+  double elapsed_seconds = 0;
+  bool validation = false;  // a validation line: loss and perplexity are over the valid set
+};
+
+class Trainer {
+ public:
+  Trainer(Transformer& model, const std::vector<Example>& train, const std::vector<Example>* valid,
+          TrainOptions options);
+
+  // Continue from a checkpoint: the model and optimizer were restored by load_checkpoint;
+  // `state` is the JSON it returned.
+  void restore(const nlohmann::json& state);
+  // The position in the data and the clocks, as saved in checkpoints.
+  nlohmann::json state() const;
+
+  // Trains until a limit is reached or stop() is called; then validates and saves once more.
+  // `progress`, when given, is called after every update with the step number.
+  void run(const std::function<void(const TrainLog&)>& log,
+           const std::function<void(int64_t)>& progress = nullptr);
+  // Asks run() to finish after the current update (safe from a signal handler).
+  void stop() { stop_requested_ = true; }
+
+  // Mean loss and perplexity over the validation set (dropout off).
+  TrainLog validate();
+  int64_t step() const { return step_; }
+  Adam& optimizer() { return adam_; }
+  const TrainOptions& options() const { return options_; }
+
+ private:
+  // Runs one update over `accum` batches; returns false when the data of max_epochs is used up.
+  bool update(double* loss_sum, double* nll_sum, int64_t* tokens, int64_t* all_tokens);
+  const std::vector<int64_t>* next_batch();
+  bool limits_reached() const;
+  double elapsed() const;
+  void save();
+
+  Transformer& model_;
+  const std::vector<Example>& train_;
+  const std::vector<Example>* valid_;
+  TrainOptions options_;
+  Batcher batcher_;
+  Adam adam_;
+  Arena arena_;
+
+  int64_t step_ = 0;
+  int64_t epoch_ = 0;           // 0-based epoch the next batch comes from
+  int64_t batch_in_epoch_ = 0;  // index of the next batch in that epoch's plan
+  std::vector<std::vector<int64_t>> plan_;
+  int64_t plan_epoch_ = -1;
+  double elapsed_before_ = 0;  // training seconds of earlier runs
+  double run_start_ = 0;
+  double last_save_time_ = 0;
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace transduce
