@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "support/run_command.h"
 #include "text/tokenizer.h"
 
 namespace transduce {
@@ -16,20 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status;
-  std::string out;  // stdout and stderr together
-};
+using testing::CommandResult;
 
-CommandResult run(const std::string& args) {
-  const std::string cmd = std::string(TRANSDUCE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+CommandResult run(const std::string& args, bool merge_stderr = true) {
+  return testing::run_transduce(args, merge_stderr);
 }
 
 class VocabCommand : public ::testing::Test {

@@ -1,0 +1,23 @@
+#include "support/run_command.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace transduce::testing {
+
+CommandResult run_transduce(const std::string& args, bool merge_stderr) {
+  const std::string cmd =
+      std::string(TRANSDUCE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace transduce::testing

@@ -1,0 +1,16 @@
+// Runs the built transduce binary as a script would, for command-line tests.
+#pragma once
+
+#include <string>
+
+namespace transduce::testing {
+
+struct CommandResult {
+  int status;       // exit code, or -1 when the process did not exit normally
+  std::string out;  // stdout, and stderr too when merged
+};
+
+// `args` go to the shell after the binary's path; stderr joins stdout when `merge_stderr`.
+CommandResult run_transduce(const std::string& args, bool merge_stderr = true);
+
+}  // namespace transduce::testing
