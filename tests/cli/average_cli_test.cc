@@ -2,6 +2,8 @@
 // model directory of its own.
 #include <gtest/gtest.h>
 
+#include "support/run_command.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,22 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status;
-  std::string out;
-};
+using testing::CommandResult;
 
-// Runs the built binary with `args`; stderr joins stdout when `merge_stderr`.
 CommandResult run(const std::string& args, bool merge_stderr = false) {
-  std::string cmd =
-      std::string(TRANSDUCE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return testing::run_transduce(args, merge_stderr);
 }
 
 ModelConfig tiny_config() {
