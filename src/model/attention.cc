@@ -24,10 +24,11 @@ void MultiHeadAttention::collect(ParamList& out) {
   out_proj.collect(out);
 }
 
-// Heads are column blocks of the projections: head j of sentence b is the [L, d_head] block at
-// row b*L, column j*d_head of a [B*L, heads*d_head] matrix.
-static ops::MatrixGrid heads_of(const Tensor& t, int64_t len, int64_t d_head, int64_t heads) {
-  return {t, 0, heads * d_head, len * heads * d_head, d_head};
+// Heads are column blocks of the projections: head j of sentence b is the block at row b*L,
+// column j*d_head of t seen as [B*L, heads*d_head], where L = t.dim(1) (for a key/value cache, its
+// capacity: only the first positions may be in use).
+static ops::MatrixGrid heads_of(const Tensor& t, int64_t d_head, int64_t heads) {
+  return {t, 0, heads * d_head, t.dim(1) * heads * d_head, d_head};
 }
 // Per-(sentence, head) score matrices [Lq, Lk] of a [B, heads, Lq, Lk] tensor.
 static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_t heads) {
@@ -37,40 +38,56 @@ static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_
 Tensor MultiHeadAttention::forward(Context& ctx, const Tensor& xq, const Tensor& xkv,
                                    const Tensor& key_pad, bool causal) {
   self_ = xq.raw() == xkv.raw();
+  auto [keys, values] = keys_values(ctx, xkv);
+  return attend(ctx, xq, keys, values, xkv.dim(1), key_pad, causal, 0);
+}
+
+std::pair<Tensor, Tensor> MultiHeadAttention::keys_values(Context& ctx, const Tensor& xkv) {
+  Tensor keys = k_proj.forward(ctx, xkv);
+  return {keys, v_proj.forward(ctx, xkv)};
+}
+
+Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& keys,
+                                  const Tensor& values, int64_t lk, const Tensor& key_pad,
+                                  bool causal, int64_t causal_offset) {
   batch_ = xq.dim(0);
   lq_ = xq.dim(1);
-  lk_ = xkv.dim(1);
+  lk_ = lk;
+  TD_CHECK(keys.dim(0) == batch_ && values.dim(0) == batch_ && lk <= keys.dim(1) &&
+               keys.dim(1) == values.dim(1),
+           "attention over keys {} values {} for queries {}", keys.shape().str(),
+           values.shape().str(), xq.shape().str());
   q_ = q_proj.forward(ctx, xq);
-  k_ = k_proj.forward(ctx, xkv);
-  v_ = v_proj.forward(ctx, xkv);
+  k_ = keys;
+  v_ = values;
 
   probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
-  ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, lq_, d_k_, heads_),
-                 heads_of(k_, lk_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,
+  ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, d_k_, heads_),
+                 heads_of(k_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,
                  heads_);
-  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, 0);
+  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset);
   probs_dropped_ = attn_dropout_.forward(ctx, probs_);
 
   Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
   ops::gemm_grid(false, false, lq_, d_v_, lk_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
-                 heads_of(v_, lk_, d_v_, heads_), 0.0f, heads_of(context, lq_, d_v_, heads_),
-                 batch_, heads_);
+                 heads_of(v_, d_v_, heads_), 0.0f, heads_of(context, d_v_, heads_), batch_, heads_);
   return out_proj.forward(ctx, context);
 }
 
 Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into) {
+  TD_CHECK(k_.dim(1) == lk_, "backward through attention over a key/value cache");
   Tensor dcontext = out_proj.backward(ctx, dy);
 
   // d(probs) = dcontext V^T ; dV = probs^T dcontext.
   Tensor dprobs = ctx.alloc(probs_.shape());
-  ops::gemm_grid(false, true, lq_, lk_, d_v_, 1.0f, heads_of(dcontext, lq_, d_v_, heads_),
-                 heads_of(v_, lk_, d_v_, heads_), 0.0f, scores_of(dprobs, lq_, lk_, heads_), batch_,
+  ops::gemm_grid(false, true, lq_, lk_, d_v_, 1.0f, heads_of(dcontext, d_v_, heads_),
+                 heads_of(v_, d_v_, heads_), 0.0f, scores_of(dprobs, lq_, lk_, heads_), batch_,
                  heads_);
   Tensor dv = ctx.alloc(v_.shape());
   ops::gemm_grid(true, false, lk_, d_v_, lq_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
-                 heads_of(dcontext, lq_, d_v_, heads_), 0.0f, heads_of(dv, lk_, d_v_, heads_),
-                 batch_, heads_);
+                 heads_of(dcontext, d_v_, heads_), 0.0f, heads_of(dv, d_v_, heads_), batch_,
+                 heads_);
 
   // Through dropout and softmax, then the 1/sqrt(d_k) scale, into d(scores).
   Tensor dscores = attn_dropout_.backward(ctx, dprobs);
@@ -79,12 +96,10 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
   // dQ = dscores K ; dK = dscores^T Q.
   Tensor dq = ctx.alloc(q_.shape());
   ops::gemm_grid(false, false, lq_, d_k_, lk_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
-                 heads_of(k_, lk_, d_k_, heads_), 0.0f, heads_of(dq, lq_, d_k_, heads_), batch_,
-                 heads_);
+                 heads_of(k_, d_k_, heads_), 0.0f, heads_of(dq, d_k_, heads_), batch_, heads_);
   Tensor dk = ctx.alloc(k_.shape());
   ops::gemm_grid(true, false, lk_, d_k_, lq_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
-                 heads_of(q_, lq_, d_k_, heads_), 0.0f, heads_of(dk, lk_, d_k_, heads_), batch_,
-                 heads_);
+                 heads_of(q_, d_k_, heads_), 0.0f, heads_of(dk, d_k_, heads_), batch_, heads_);
 
   Tensor dxq = q_proj.backward(ctx, dq);
   const Tensor& dkv = self_ ? dxq : dkv_into;

@@ -1,6 +1,8 @@
 // Multi-head scaled dot-product attention (section 3.2), with h, d_k and d_v set independently.
 #pragma once
 
+#include <utility>
+
 #include "model/config.h"
 #include "model/dropout.h"
 #include "model/linear.h"
@@ -15,6 +17,12 @@ class MultiHeadAttention {
   // [B, Lk], optional) hides padded keys; `causal` hides key j from query i when j > i.
   Tensor forward(Context& ctx, const Tensor& xq, const Tensor& xkv, const Tensor& key_pad,
                  bool causal);
+  // The two halves of forward, for incremental decoding: keys and values of xkv ([B, L, h*d_k],
+  // [B, L, h*d_v]), and attention of xq over the first `lk` positions of given keys/values
+  // (a cache may hold more). Key j is hidden from query i when causal and j > i + causal_offset.
+  std::pair<Tensor, Tensor> keys_values(Context& ctx, const Tensor& xkv);
+  Tensor attend(Context& ctx, const Tensor& xq, const Tensor& keys, const Tensor& values,
+                int64_t lk, const Tensor& key_pad, bool causal, int64_t causal_offset);
   // Returns d(xq). For self-attention the key/value path's gradient is added into it; for
   // cross-attention it is added into `dkv_into` ([B, Lk, d]).
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into = {});

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ops/ops.h"
+
 namespace transduce {
 
 DecoderLayer::DecoderLayer(const std::string& name, const ModelConfig& c)
@@ -26,6 +28,23 @@ Tensor DecoderLayer::backward(Context& ctx, const Tensor& dy, const Tensor& dmem
   Tensor dh1 = cross_res.enter_backward(
       ctx, cross_attn.backward(ctx, cross_res.leave_backward(ctx, dh2), dmemory));
   return self_res.enter_backward(ctx, self_attn.backward(ctx, self_res.leave_backward(ctx, dh1)));
+}
+
+Tensor DecoderLayer::step(Context& ctx, const Tensor& y, LayerCache& cache, int64_t position,
+                          const Tensor& src_pad) {
+  Tensor s_in = self_res.enter(ctx, y);
+  auto [keys, values] = self_attn.keys_values(ctx, s_in);
+  ops::write_position(keys, cache.self_keys, position);
+  ops::write_position(values, cache.self_values, position);
+  // Every cached position is in the past: no causal mask needed.
+  Tensor h1 = self_res.leave(ctx, y,
+                             self_attn.attend(ctx, s_in, cache.self_keys, cache.self_values,
+                                              position + 1, Tensor(), false, 0));
+  Tensor c_in = cross_res.enter(ctx, h1);
+  Tensor h2 = cross_res.leave(ctx, h1,
+                              cross_attn.attend(ctx, c_in, cache.cross_keys, cache.cross_values,
+                                                cache.cross_keys.dim(1), src_pad, false, 0));
+  return ffn_res.leave(ctx, h2, ffn.forward(ctx, ffn_res.enter(ctx, h2)));
 }
 
 void DecoderLayer::collect(ParamList& out) {
@@ -55,6 +74,13 @@ Tensor Decoder::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) 
   Tensor d = final_norm ? final_norm->backward(ctx, dy) : dy;
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) d = (*it)->backward(ctx, d, dmemory);
   return d;
+}
+
+Tensor Decoder::step(Context& ctx, const Tensor& y, DecoderCache& cache) {
+  Tensor h = y;
+  for (size_t i = 0; i < layers.size(); ++i)
+    h = layers[i]->step(ctx, h, cache.layers[i], cache.length, cache.src_pad);
+  return final_norm ? final_norm->forward(ctx, h) : h;
 }
 
 void Decoder::collect(ParamList& out) {

@@ -7,6 +7,7 @@
 
 #include "model/attention.h"
 #include "model/feed_forward.h"
+#include "model/kv_cache.h"
 #include "model/residual.h"
 
 namespace transduce {
@@ -19,6 +20,9 @@ class DecoderLayer {
                  const Tensor& src_pad);
   // Adds the gradient w.r.t. the encoder output into dmemory.
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dmemory);
+  // One position y [N, 1, d] at position `position`, attending over the cache (which it extends).
+  Tensor step(Context& ctx, const Tensor& y, LayerCache& cache, int64_t position,
+              const Tensor& src_pad);
   void collect(ParamList& out);
 
   ResidualNorm self_res;
@@ -35,6 +39,8 @@ class Decoder {
   Tensor forward(Context& ctx, const Tensor& y, const Tensor& tgt_pad, const Tensor& memory,
                  const Tensor& src_pad);
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dmemory);
+  // Incremental decoding: one position y [N, 1, d] at cache.length; the caller advances length.
+  Tensor step(Context& ctx, const Tensor& y, DecoderCache& cache);
   void collect(ParamList& out);
 
   std::vector<std::unique_ptr<DecoderLayer>> layers;

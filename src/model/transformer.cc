@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/error.h"
 #include "core/rng.h"
 
 namespace transduce {
@@ -82,6 +83,44 @@ Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt
   dec_out_ = decoder.forward(ctx, embed(ctx, tgt_in, tgt_positions, tgt_dropout_), tgt_pad, memory,
                              src_pad);
   return embedding.project(ctx, dec_out_);
+}
+
+DecoderCache Transformer::start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,
+                                         int64_t capacity, int64_t repeat) {
+  const int64_t batch = memory.dim(0), ls = memory.dim(1);
+  if (capacity > config_.max_positions)
+    fail("decoding {} positions is past the model's {} positions", capacity, config_.max_positions);
+  DecoderCache cache;
+  cache.capacity = capacity;
+  Tensor index = Tensor::empty({batch * repeat}, DType::I32);
+  for (int64_t i = 0; i < batch * repeat; ++i) index.i32()[i] = static_cast<int32_t>(i / repeat);
+  Tensor rows_memory = ctx.alloc({batch * repeat, ls, memory.dim(2)});
+  ops::gather_rows(memory, index, rows_memory);
+  cache.src_pad = Tensor::empty({batch * repeat, ls}, DType::U8);
+  ops::gather_rows(src_pad, index, cache.src_pad);
+  const int64_t n = batch * repeat, hk = int64_t{config_.heads} * config_.d_k,
+                hv = int64_t{config_.heads} * config_.d_v;
+  for (auto& layer : decoder.layers) {
+    LayerCache c;
+    c.self_keys = Tensor::empty({n, capacity, hk});
+    c.self_values = Tensor::empty({n, capacity, hv});
+    auto [keys, values] = layer->cross_attn.keys_values(ctx, rows_memory);
+    c.cross_keys = keys.clone();
+    c.cross_values = values.clone();
+    cache.layers.push_back(std::move(c));
+  }
+  return cache;
+}
+
+Tensor Transformer::decode_step(Context& ctx, const Tensor& tokens, DecoderCache& cache) {
+  if (cache.length >= cache.capacity)
+    fail("decoding past the {} positions the cache was made for", cache.capacity);
+  const int64_t n = tokens.numel();
+  Tensor x = embedding.lookup(ctx, tokens.reshape({n, 1}));
+  tgt_positions.add(x, cache.length);
+  Tensor h = decoder.step(ctx, x, cache);
+  ++cache.length;
+  return embedding.project(ctx, h).reshape({n, config_.vocab_size});
 }
 
 ops::CrossEntropySums Transformer::forward(Context& ctx, const Batch& batch) {

@@ -41,6 +41,14 @@ class Transformer {
   Tensor encode(Context& ctx, const Tensor& src, const Tensor& src_pad);
   Tensor decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad, const Tensor& memory,
                 const Tensor& src_pad);  // logits [B, Lt, V]
+  // Incremental decoding. start_decoding prepares a cache for up to `capacity` target positions
+  // from the encoder output, each sentence repeated `repeat` times in a row (beam search);
+  // decode_step takes the tokens [N] at position cache.length, returns logits [N, V] and
+  // extends the cache. Both are inference only (no dropout, no backward).
+  DecoderCache start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,
+                              int64_t capacity, int64_t repeat = 1);
+  Tensor decode_step(Context& ctx, const Tensor& tokens, DecoderCache& cache);
+
   // Valid after forward() until backward() overwrites them with their gradient.
   const Tensor& logits() const { return logits_; }
 

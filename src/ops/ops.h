@@ -71,6 +71,14 @@ void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
 void add_positions(const Tensor& x, const Tensor& table, int64_t offset);
 void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 
+// dst[i] = src[rows[i]] over the first dimension (rows I32 [M]); only the first `prefix` elements
+// of each row are copied when prefix >= 0 (a key/value cache's filled positions).
+void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64_t prefix = -1);
+// cache [N, C, w] at position p, for every row n: cache[n, p, :] = src[n, :] (src [N, 1, w] or [N, w]).
+void write_position(const Tensor& src, const Tensor& cache, int64_t position);
+// Rows of log-probabilities: out[r] = x[r] - logsumexp(x[r]) (out may alias x).
+void log_softmax(const Tensor& x, const Tensor& out);
+
 // Label-smoothed cross-entropy over rows of logits [n, V] with I32 targets [n]; rows whose
 // target is pad_id are ignored. The smoothed target puts 1 - eps + eps/V on the label and eps/V
 // on every class (as torch.nn.functional.cross_entropy's label_smoothing).

@@ -1,0 +1,225 @@
+#include "decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/error.h"
+#include "ops/ops.h"
+#include "train/example.h"
+
+namespace transduce {
+
+namespace {
+
+constexpr float kBanned = -std::numeric_limits<float>::infinity();
+
+int64_t source_tokens(const Tensor& src, int64_t b) {
+  int64_t n = 0;
+  for (int64_t j = 0; j < src.dim(1); ++j) n += src.i32()[b * src.dim(1) + j] != kPadId;
+  return n;
+}
+
+// The rules every step shares: PAD and BOS are never produced; the caller's constraint; and at
+// the length limit only EOS is left.
+void restrict_row(float* logp, int64_t vocab, int64_t sentence, int64_t step, int64_t max_len,
+                  const SearchOptions& o) {
+  logp[kPadId] = kBanned;
+  logp[kBosId] = kBanned;
+  if (o.constrain) o.constrain(sentence, step, logp);
+  if (step >= max_len) {
+    const float eos = logp[kEosId];
+    std::fill(logp, logp + vocab, kBanned);
+    logp[kEosId] = std::isfinite(eos) ? eos : 0.0f;
+  }
+}
+
+struct Encoded {
+  Tensor memory, src_pad;
+  std::vector<int64_t> max_len;
+  int64_t capacity = 1;
+};
+
+Encoded encode(Transformer& model, Context& ctx, const Tensor& src, const SearchOptions& o) {
+  Encoded e;
+  e.src_pad = model.padding_mask(ctx, src);
+  e.memory = model.encode(ctx, src, e.src_pad);
+  const int64_t limit = model.config().max_positions - 1;  // EOS needs a position too
+  for (int64_t b = 0; b < src.dim(0); ++b) {
+    e.max_len.push_back(std::min(max_output_length(source_tokens(src, b), o), limit));
+    e.capacity = std::max(e.capacity, e.max_len.back() + 1);
+  }
+  return e;
+}
+
+}  // namespace
+
+float length_penalty(int64_t length, float alpha) {
+  return static_cast<float>(std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha));
+}
+
+int64_t max_output_length(int64_t source_tokens, const SearchOptions& o) {
+  return std::max<int64_t>(
+      0, static_cast<int64_t>(std::floor(o.max_len_a * static_cast<float>(source_tokens))) +
+             o.max_len_b);
+}
+
+std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
+                                      const SearchOptions& o) {
+  const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
+  Arena encode_arena, step_arena;
+  Context ectx(encode_arena);
+  Encoded enc = encode(model, ectx, src, o);
+  DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, 1);
+
+  std::vector<Hypothesis> out(batch);
+  std::vector<int32_t> active(batch);  // sentence of each cache row
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<int32_t> last(batch, kBosId);
+  for (int64_t step = 0; !active.empty(); ++step) {
+    step_arena.reset();
+    Context ctx(step_arena);
+    const int64_t n = static_cast<int64_t>(active.size());
+    Tensor tokens = ctx.alloc({n}, DType::I32);
+    std::copy(last.begin(), last.end(), tokens.i32());
+    Tensor logp = model.decode_step(ctx, tokens, cache);
+    ops::log_softmax(logp, logp);
+    std::vector<int32_t> keep_rows, keep_active, keep_last;
+    for (int64_t r = 0; r < n; ++r) {
+      const int32_t s = active[r];
+      float* row = logp.f32() + r * vocab;
+      restrict_row(row, vocab, s, step, enc.max_len[s], o);
+      const int32_t best = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+      Hypothesis& h = out[s];
+      h.log_prob += row[best];
+      if (best == kEosId) {
+        h.score = h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()) + 1, o.alpha);
+        continue;
+      }
+      h.tokens.push_back(best);
+      keep_rows.push_back(static_cast<int32_t>(r));
+      keep_active.push_back(s);
+      keep_last.push_back(best);
+    }
+    if (keep_rows.size() != active.size()) cache.select(keep_rows);
+    active = std::move(keep_active);
+    last = std::move(keep_last);
+  }
+  return out;
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
+                                                 const SearchOptions& o) {
+  if (o.beam < 1) fail("--beam must be at least 1, got {}", o.beam);
+  if (o.nbest < 1 || o.nbest > o.beam)
+    fail("--nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
+  const int64_t batch = src.dim(0), vocab = model.config().vocab_size, k = o.beam;
+  Arena encode_arena, step_arena;
+  Context ectx(encode_arena);
+  Encoded enc = encode(model, ectx, src, o);
+  DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, k);
+
+  struct Live {
+    std::vector<int32_t> tokens;
+    float log_prob;
+  };
+  std::vector<std::vector<Hypothesis>> finished(batch);
+  // Live hypotheses of each active sentence, k per sentence, in cache-row order. At the first
+  // step the k rows are identical, so only the first may expand.
+  std::vector<int32_t> active(batch);
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<std::vector<Live>> live(batch, std::vector<Live>(k, Live{{}, kBanned}));
+  for (auto& l : live) l[0].log_prob = 0;
+
+  struct Candidate {
+    float total;
+    int32_t beam, token;
+  };
+  std::vector<Candidate> candidates;
+  for (int64_t step = 0; !active.empty(); ++step) {
+    step_arena.reset();
+    Context ctx(step_arena);
+    const int64_t n = static_cast<int64_t>(active.size()) * k;
+    Tensor tokens = ctx.alloc({n}, DType::I32);
+    for (int64_t r = 0; r < n; ++r) {
+      const Live& l = live[active[r / k]][r % k];
+      tokens.i32()[r] = l.tokens.empty() ? kBosId : l.tokens.back();
+    }
+    Tensor logp = model.decode_step(ctx, tokens, cache);
+    ops::log_softmax(logp, logp);
+
+    std::vector<int32_t> keep_rows, keep_active;
+    for (size_t a = 0; a < active.size(); ++a) {
+      const int32_t s = active[a];
+      std::vector<Live>& beams = live[s];
+      // The best 2k continuations over all k beams: enough to find k that do not end.
+      candidates.clear();
+      for (int64_t j = 0; j < k; ++j) {
+        if (!std::isfinite(beams[j].log_prob)) continue;
+        float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
+        restrict_row(row, vocab, s, step, enc.max_len[s], o);
+        for (int32_t v = 0; v < vocab; ++v)
+          if (std::isfinite(row[v]))
+            candidates.push_back({beams[j].log_prob + row[v], static_cast<int32_t>(j), v});
+      }
+      const size_t top = std::min<size_t>(candidates.size(), 2 * k);
+      auto better = [](const Candidate& x, const Candidate& y) {
+        if (x.total != y.total) return x.total > y.total;
+        return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
+      };
+      std::partial_sort(candidates.begin(), candidates.begin() + top, candidates.end(), better);
+
+      std::vector<Live> next;
+      std::vector<int32_t> parents;
+      for (size_t c = 0; c < top && static_cast<int64_t>(next.size()) < k; ++c) {
+        const Candidate& cand = candidates[c];
+        const Live& parent = beams[cand.beam];
+        if (cand.token == kEosId) {
+          // An ending counts only among the best k candidates (as a beam of size k would see it).
+          if (static_cast<int64_t>(c) < k) {
+            const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
+            finished[s].push_back(
+                {parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
+          }
+          continue;
+        }
+        Live l{parent.tokens, cand.total};
+        l.tokens.push_back(cand.token);
+        next.push_back(std::move(l));
+        parents.push_back(cand.beam);
+      }
+
+      // Done when k hypotheses have ended, or when none of the live ones can beat the n-th best
+      // ended one: a live score only falls, and is divided by at most lp(max_len + 1).
+      std::vector<Hypothesis>& done = finished[s];
+      std::sort(done.begin(), done.end(),
+                [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+      bool stop = next.empty() || static_cast<int64_t>(done.size()) >= k;
+      if (!stop && static_cast<int64_t>(done.size()) >= o.nbest) {
+        const float bound = next.front().log_prob / length_penalty(enc.max_len[s] + 1, o.alpha);
+        stop = bound <= done[o.nbest - 1].score;
+      }
+      if (stop) continue;
+      while (static_cast<int64_t>(next.size()) < k) {  // too few continuations: pad with dead beams
+        next.push_back(Live{{}, kBanned});
+        parents.push_back(0);
+      }
+      for (int64_t j = 0; j < k; ++j)
+        keep_rows.push_back(static_cast<int32_t>(static_cast<int64_t>(a) * k + parents[j]));
+      keep_active.push_back(s);
+      beams = std::move(next);
+    }
+    if (!keep_active.empty()) cache.select(keep_rows);
+    active = std::move(keep_active);
+  }
+
+  for (auto& done : finished) {
+    std::sort(done.begin(), done.end(),
+              [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+    if (static_cast<int64_t>(done.size()) > o.nbest) done.resize(o.nbest);
+  }
+  return finished;
+}
+
+}  // namespace transduce

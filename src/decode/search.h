@@ -1,0 +1,43 @@
+// Greedy and beam search over the incremental decoder (section 6.1): beam size 4, the GNMT length
+// penalty lp(Y) = ((5 + |Y|) / 6)^alpha with alpha 0.6, outputs at most a * |source| + b tokens,
+// and a sentence stops as soon as no live hypothesis can beat its finished ones.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "model/transformer.h"
+
+namespace transduce {
+
+struct SearchOptions {
+  int beam = 4;
+  float alpha = 0.6f;
+  float max_len_a = 1.0f;  // output tokens (EOS excluded) <= a * source tokens + b
+  int max_len_b = 50;
+  int nbest = 1;
+  // Called on each sentence's log-probabilities over the vocabulary before a choice is made, to
+  // ban (-inf) or force tokens: (sentence index in the batch, step, row of V log-probabilities).
+  std::function<void(int64_t sentence, int64_t step, float* logprobs)> constrain;
+};
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;  // without EOS
+  float log_prob = 0;           // sum over the tokens and EOS
+  float score = 0;              // log_prob / lp(|tokens| + 1): the length counts EOS
+};
+
+// ((5 + length) / 6)^alpha.
+float length_penalty(int64_t length, float alpha);
+// The most output tokens (EOS excluded) for a source of `source_tokens` tokens.
+int64_t max_output_length(int64_t source_tokens, const SearchOptions& options);
+
+// src: I32 [B, Ls], right-padded with PAD. For each sentence, up to `nbest` hypotheses, best first.
+std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
+                                                 const SearchOptions& options);
+// Picks the most probable token at every step (no length penalty in the choice; the score is
+// normalised the same way). Uses options.max_len_a/b, alpha and constrain.
+std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
+                                      const SearchOptions& options);
+
+}  // namespace transduce

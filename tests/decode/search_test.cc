@@ -1,0 +1,229 @@
+// Incremental decoding against full recomputation, and greedy/beam search against hand-worked
+// cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "decode/search.h"
+#include "train/example.h"
+
+namespace transduce {
+namespace {
+
+ModelConfig small_config(NormPlacement norm = NormPlacement::Post,
+                         Positions positions = Positions::Sinusoidal) {
+  ModelConfig c;
+  c.layers = 2;
+  c.d_model = 16;
+  c.d_ff = 24;
+  c.heads = 2;
+  c.d_k = 3;
+  c.d_v = 5;
+  c.vocab_size = 23;
+  c.max_positions = 64;
+  c.norm = norm;
+  c.positions = positions;
+  return c;
+}
+
+Tensor ids(std::initializer_list<int32_t> values, int64_t rows) {
+  Tensor t = Tensor::empty({rows, static_cast<int64_t>(values.size()) / rows}, DType::I32);
+  std::copy(values.begin(), values.end(), t.i32());
+  return t;
+}
+
+class Incremental : public ::testing::TestWithParam<int> {};
+
+TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
+  const ModelConfig c = GetParam() == 0   ? small_config()
+                        : GetParam() == 1 ? small_config(NormPlacement::Pre)
+                                          : small_config(NormPlacement::Post, Positions::Learned);
+  Transformer model(c);
+  model.init_parameters(7);
+  const Tensor src = ids({5, 9, 13, 7, 2, 8, 11, 2, 0, 0, 4, 2, 0, 0, 0}, 3);
+  const Tensor tgt_in = ids({1, 14, 15, 16, 17, 1, 20, 6, 6, 9, 1, 3, 12, 12, 5}, 3);
+  const int64_t B = 3, L = 5, V = c.vocab_size;
+
+  Arena full_arena;
+  Context full(full_arena);
+  Tensor src_pad = model.padding_mask(full, src);
+  Tensor memory = model.encode(full, src, src_pad);
+  Tensor tgt_pad = full.zeros({B, L}, DType::U8);
+  Tensor logits = model.decode(full, tgt_in, tgt_pad, memory, src_pad);
+
+  Arena cache_arena, step_arena;
+  Context cctx(cache_arena);
+  DecoderCache cache = model.start_decoding(cctx, memory, src_pad, L);
+  double worst = 0, largest = 0;
+  for (int64_t t = 0; t < L; ++t) {
+    step_arena.reset();
+    Context ctx(step_arena);
+    Tensor tokens = ctx.alloc({B}, DType::I32);
+    for (int64_t b = 0; b < B; ++b) tokens.i32()[b] = tgt_in.i32()[b * L + t];
+    Tensor step = model.decode_step(ctx, tokens, cache);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t v = 0; v < V; ++v) {
+        const double want = logits.f32()[(b * L + t) * V + v];
+        worst = std::max(worst, std::abs(step.f32()[b * V + v] - want));
+        largest = std::max(largest, std::abs(want));
+      }
+  }
+  EXPECT_LE(worst, 1e-5 * largest) << "largest logit " << largest;
+  EXPECT_GT(largest, 0.1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Incremental, ::testing::Values(0, 1, 2));
+
+TEST(Search, LengthPenaltyIsGnmts) {
+  EXPECT_FLOAT_EQ(length_penalty(1, 0.6f), 1.0f);
+  EXPECT_NEAR(length_penalty(10, 0.6f), std::pow(15.0 / 6.0, 0.6), 1e-6);  // 1.7329
+  EXPECT_NEAR(length_penalty(10, 0.6f), 1.73286, 1e-4);
+  EXPECT_FLOAT_EQ(length_penalty(37, 0.0f), 1.0f);
+  SearchOptions o;
+  EXPECT_EQ(max_output_length(20, o), 70);  // source + 50
+  o.max_len_a = 1.5f;
+  o.max_len_b = 3;
+  EXPECT_EQ(max_output_length(7, o), 13);  // floor(10.5) + 3
+}
+
+TEST(Search, BeamOneIsGreedy) {
+  for (uint64_t seed : {1, 2, 3}) {
+    Transformer model(small_config());
+    model.init_parameters(seed);
+    const Tensor src = ids({5, 9, 13, 7, 2, 8, 11, 2, 0, 0, 4, 2, 0, 0, 0, 6, 6, 6, 6, 2}, 4);
+    SearchOptions o;
+    o.max_len_b = 8;
+    const std::vector<Hypothesis> greedy = greedy_search(model, src, o);
+    o.beam = 1;
+    const auto beam = beam_search(model, src, o);
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      ASSERT_EQ(beam[s].size(), 1u);
+      EXPECT_EQ(beam[s][0].tokens, greedy[s].tokens) << "seed " << seed << " sentence " << s;
+      EXPECT_NEAR(beam[s][0].score, greedy[s].score, 1e-5);
+    }
+  }
+}
+
+// A "model" whose step log-probabilities come from a table: constrain overwrites the row.
+struct Scripted {
+  // (step, previous token) -> {token, log-probability}; everything else is banned.
+  std::function<std::vector<std::pair<int32_t, float>>(int64_t step, int32_t previous)> table;
+};
+
+TEST(Search, EndsWhenKHypothesesFinishedAndPicksTheBestNormalisedOne) {
+  Transformer model(small_config());
+  model.init_parameters(1);
+  const Tensor src = ids({5, 9, 2}, 1);
+  SearchOptions o;
+  o.beam = 2;
+  int64_t last_step = -1;
+  // Step 0: EOS -1.0, token 5 -0.1. Step 1 after 5: EOS -2.0, token 6 -3.0.
+  // Finished: [] with -1.0 / lp(1) = -1.0; [5] with -2.1 / lp(2) = -2.1 / (7/6)^0.6 = -1.9145.
+  // Two finished hypotheses = the beam: the search ends after step 1, and [] wins.
+  o.constrain = [&](int64_t, int64_t step, float* row) {
+    last_step = std::max(last_step, step);
+    std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
+    if (step == 0) {
+      row[kEosId] = -1.0f;
+      row[5] = -0.1f;
+    } else {
+      row[kEosId] = -2.0f;
+      row[6] = -3.0f;
+    }
+  };
+  o.nbest = 2;
+  const auto out = beam_search(model, src, o);
+  ASSERT_EQ(out[0].size(), 2u);
+  EXPECT_TRUE(out[0][0].tokens.empty());
+  EXPECT_NEAR(out[0][0].score, -1.0, 1e-6);
+  EXPECT_EQ(out[0][1].tokens, std::vector<int32_t>{5});
+  EXPECT_NEAR(out[0][1].log_prob, -2.1, 1e-5);
+  EXPECT_NEAR(out[0][1].score, -2.1 / std::pow(7.0 / 6.0, 0.6), 1e-5);
+  EXPECT_EQ(last_step, 1);
+}
+
+TEST(Search, StopsAsSoonAsNoLiveHypothesisCanWin) {
+  Transformer model(small_config());
+  model.init_parameters(1);
+  const Tensor src = ids({5, 9, 2}, 1);
+  SearchOptions o;
+  o.beam = 4;
+  o.max_len_a = 0.0f;
+  o.max_len_b = 3;
+  int64_t last_step = -1;
+  // Step 0: EOS -0.5 is best; the best live one has -3.0. Its score can at best reach
+  // -3.0 / lp(3 + 1) = -3.0 / 1.5^0.6 = -2.352 < -0.5: no point going on after step 0.
+  o.constrain = [&](int64_t, int64_t step, float* row) {
+    last_step = std::max(last_step, step);
+    std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
+    row[kEosId] = -0.5f;
+    row[5] = -3.0f;
+    row[6] = -4.0f;
+    row[7] = -5.0f;
+  };
+  const auto out = beam_search(model, src, o);
+  EXPECT_EQ(last_step, 0);
+  ASSERT_EQ(out[0].size(), 1u);
+  EXPECT_TRUE(out[0][0].tokens.empty());
+  // With a closer race it must go on: the live -0.6 could still reach -0.6/1.275 > -0.5.
+  last_step = -1;
+  o.constrain = [&](int64_t, int64_t step, float* row) {
+    last_step = std::max(last_step, step);
+    std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
+    row[kEosId] = step == 0 ? -0.5f : -0.01f;
+    row[5] = -0.6f;
+  };
+  const auto raced = beam_search(model, src, o);
+  EXPECT_GE(last_step, 1);
+  // [5] then EOS: -0.61 / lp(2) = -0.556, worse than [] at -0.5, so [] still wins.
+  EXPECT_TRUE(raced[0][0].tokens.empty());
+}
+
+TEST(Search, OutputsNeverExceedTheMaximumLength) {
+  Transformer model(small_config());
+  model.init_parameters(4);
+  const Tensor src = ids({5, 9, 13, 2, 8, 2, 0, 0}, 2);
+  SearchOptions o;
+  o.max_len_a = 0.5f;
+  o.max_len_b = 2;  // 4 source tokens -> 4 outputs; 2 -> 3
+  // Without EOS until forced, every output has exactly the maximum length.
+  o.constrain = [](int64_t, int64_t, float* row) { row[kEosId] = -1e9f; };
+  for (int beam : {1, 3}) {
+    o.beam = beam;
+    const auto out = beam_search(model, src, o);
+    EXPECT_EQ(out[0][0].tokens.size(), 4u) << "beam " << beam;
+    EXPECT_EQ(out[1][0].tokens.size(), 3u) << "beam " << beam;
+  }
+  const auto greedy = greedy_search(model, src, o);
+  EXPECT_EQ(greedy[0].tokens.size(), 4u);
+  EXPECT_EQ(greedy[1].tokens.size(), 3u);
+}
+
+TEST(Search, AModelThatAlwaysPrefersEndOfSentenceGivesEmptyOutputs) {
+  // Make the decoder's output constant and aligned with EOS's embedding: the last layer norm's
+  // gain 0 and bias along E[EOS], which also has the largest norm.
+  ModelConfig c = small_config();
+  Transformer model(c);
+  model.init_parameters(2);
+  float* emb = model.embedding.weight.value.f32();
+  const int64_t d = c.d_model;
+  for (int64_t j = 0; j < d; ++j) emb[kEosId * d + j] *= 4.0f;
+  Param* gain = model.find("decoder.layers.1.ffn_norm.weight");
+  Param* bias = model.find("decoder.layers.1.ffn_norm.bias");
+  ASSERT_TRUE(gain && bias);
+  for (int64_t j = 0; j < d; ++j) {
+    gain->value.f32()[j] = 0.0f;
+    bias->value.f32()[j] = 10.0f * emb[kEosId * d + j];
+  }
+  const Tensor src = ids({5, 9, 13, 2, 8, 2, 0, 0}, 2);
+  SearchOptions o;
+  for (const auto& h : greedy_search(model, src, o)) EXPECT_TRUE(h.tokens.empty());
+  for (const auto& hs : beam_search(model, src, o)) {
+    ASSERT_FALSE(hs.empty());
+    EXPECT_TRUE(hs[0].tokens.empty());
+  }
+}
+
+}  // namespace
+}  // namespace transduce
