@@ -163,7 +163,10 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
           if (std::isfinite(row[v]))
             candidates.push_back({beams[j].log_prob + row[v], static_cast<int32_t>(j), v});
       }
-      const size_t top = std::min<size_t>(candidates.size(), 2 * k);
+      // Each ended hypothesis takes one of the sentence's k places for good: `slots` are left.
+      std::vector<Hypothesis>& done = finished[s];
+      int64_t slots = k - static_cast<int64_t>(done.size());
+      const size_t top = std::min<size_t>(candidates.size(), 2 * static_cast<size_t>(slots));
       auto better = [](const Candidate& x, const Candidate& y) {
         if (x.total != y.total) return x.total > y.total;
         return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
@@ -172,15 +175,15 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
 
       std::vector<Live> next;
       std::vector<int32_t> parents;
-      for (size_t c = 0; c < top && static_cast<int64_t>(next.size()) < k; ++c) {
+      const int64_t eligible = slots;  // an ending counts only among the best `slots` candidates
+      for (size_t c = 0; c < top && static_cast<int64_t>(next.size()) < slots; ++c) {
         const Candidate& cand = candidates[c];
         const Live& parent = beams[cand.beam];
         if (cand.token == kEosId) {
-          // An ending counts only among the best k candidates (as a beam of size k would see it).
-          if (static_cast<int64_t>(c) < k) {
+          if (static_cast<int64_t>(c) < eligible) {
             const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
-            finished[s].push_back(
-                {parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
+            done.push_back({parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
+            --slots;
           }
           continue;
         }
@@ -190,12 +193,11 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
         parents.push_back(cand.beam);
       }
 
-      // Done when k hypotheses have ended, or when none of the live ones can beat the n-th best
+      // Done when no place is left, or when none of the live hypotheses can beat the n-th best
       // ended one: a live score only falls, and is divided by at most lp(max_len + 1).
-      std::vector<Hypothesis>& done = finished[s];
       std::sort(done.begin(), done.end(),
                 [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-      bool stop = next.empty() || static_cast<int64_t>(done.size()) >= k;
+      bool stop = next.empty();
       if (!stop && static_cast<int64_t>(done.size()) >= o.nbest) {
         const float bound = next.front().log_prob / length_penalty(enc.max_len[s] + 1, o.alpha);
         stop = bound <= done[o.nbest - 1].score;

@@ -1,0 +1,44 @@
+// Translating text: subword encoding, length-sorted batches, search, and decoding back to text,
+// with results in input order.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "decode/search.h"
+#include "text/tokenizer.h"
+
+namespace transduce {
+
+struct TranslateOptions {
+  SearchOptions search;         // beam 1 runs greedy search
+  int64_t batch_tokens = 4000;  // source tokens per batch, padding counted
+};
+
+struct Translation {
+  std::string text;
+  std::vector<int32_t> tokens;
+  float score = 0;  // length-normalised log-probability
+};
+
+class Translator {
+ public:
+  Translator(Transformer& model, const Tokenizer& tokenizer, TranslateOptions options);
+
+  // Translates `lines`; for each, up to nbest translations, best first. An empty (or blank)
+  // line gives one empty translation without touching the model. A line longer than the model
+  // accepts is cut, with a warning through `warn` naming its line number (first_line + index).
+  std::vector<std::vector<Translation>> translate(
+      const std::vector<std::string>& lines, int64_t first_line = 1,
+      const std::function<void(const std::string&)>& warn = nullptr);
+
+  const TranslateOptions& options() const { return options_; }
+
+ private:
+  Transformer& model_;
+  const Tokenizer& tokenizer_;
+  TranslateOptions options_;
+};
+
+}  // namespace transduce

@@ -1,0 +1,125 @@
+// The whole path a user takes: vocabulary, `transduce train`, `transduce translate`, on a copy
+// task small enough to learn in seconds; and the translate command's handling of odd input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/rng.h"
+#include "support/run_command.h"
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::run_transduce;
+
+// Ten short words: a 45-piece vocabulary holds each as one piece, so the model copies tokens.
+const char* const kWords[] = {"cat", "dog", "sun", "box", "red", "cup", "map", "pen", "owl", "fig"};
+
+std::vector<std::string> sentences(int n, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    std::string s;
+    const int64_t len = rng.randint(2, 5);
+    for (int64_t w = 0; w < len; ++w) s += (w ? " " : "") + std::string(kWords[rng.randint(0, 9)]);
+    out.push_back(s);
+  }
+  return out;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+class TranslateCommand : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = (fs::temp_directory_path() / "transduce_translate_cli_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    const std::vector<std::string> train = sentences(3000, 1);
+    write_lines(dir_ + "/train.src", train);
+    write_lines(dir_ + "/train.tgt", train);
+    CommandResult v =
+        run_transduce("vocab --input " + dir_ + "/train.src --size 45 --out " + dir_ + "/vocab");
+    ASSERT_EQ(v.status, 0) << v.out;
+    CommandResult t =
+        run_transduce("train --src " + dir_ + "/train.src --tgt " + dir_ + "/train.tgt --vocab " +
+                      dir_ + "/vocab --out " + dir_ +
+                      "/model --layers 2 --d-model 32 --d-ff 64 --heads 4 "
+                      "--dropout 0 --batch-tokens 400 --warmup 100 --lr-scale 0.5 --max-steps 1400 "
+                      "--log-every 100");
+    ASSERT_EQ(t.status, 0) << t.out;
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static std::string dir_;
+};
+std::string TranslateCommand::dir_;
+
+TEST_F(TranslateCommand, ACopyModelCopiesHeldOutSentencesExactly) {
+  const std::vector<std::string> held_out = sentences(30, 99);
+  write_lines(dir_ + "/test.src", held_out);
+  for (const char* search : {"--beam 4", "--beam 1", "--beam 4 --alpha 0"}) {
+    CommandResult r =
+        run_transduce("translate -m " + dir_ + "/model " + search + " < " + dir_ + "/test.src",
+                      /*merge_stderr=*/false);
+    ASSERT_EQ(r.status, 0);
+    const std::vector<std::string> out = split_lines(r.out);
+    ASSERT_EQ(out.size(), held_out.size()) << search;
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_EQ(out[i], held_out[i]) << search << ", line " << i + 1;
+  }
+}
+
+TEST_F(TranslateCommand, EmptyLinesStayAndOrderIsKept) {
+  write_lines(dir_ + "/mixed.src", {"cat dog sun", "", "owl", "   ", "fig map pen red cup"});
+  CommandResult r = run_transduce(
+      "translate -m " + dir_ + "/model --batch-tokens 8 < " + dir_ + "/mixed.src", false);
+  ASSERT_EQ(r.status, 0);
+  const std::vector<std::string> out = split_lines(r.out);
+  ASSERT_EQ(out.size(), 5u) << r.out;
+  EXPECT_EQ(out[0], "cat dog sun");
+  EXPECT_EQ(out[1], "");
+  EXPECT_EQ(out[3], "");
+  EXPECT_EQ(out[4], "fig map pen red cup");
+}
+
+TEST_F(TranslateCommand, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
+  CommandResult r = run_transduce(
+      "translate -m " + dir_ + "/model --beam 3 --nbest 2 --input " + dir_ + "/mixed.src", false);
+  ASSERT_EQ(r.status, 0);
+  const std::vector<std::string> out = split_lines(r.out);
+  EXPECT_EQ(out.front().rfind("0 ||| cat dog sun ||| -", 0), 0u) << r.out;
+  std::string line;
+  for (int i = 0; i < 1100; ++i) line += kWords[i % 10] + std::string(" ");
+  write_lines(dir_ + "/long.src", {"cat", line});
+  r = run_transduce("translate -m " + dir_ + "/model < " + dir_ + "/long.src");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: line 2:"), std::string::npos) << r.out;
+}
+
+TEST_F(TranslateCommand, BadInputAndMissingModelsFailWithOneLine) {
+  std::ofstream(dir_ + "/bad.src") << "cat\n\xff oops\n";
+  CommandResult r = run_transduce("translate -m " + dir_ + "/model < " + dir_ + "/bad.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("stdin:2: invalid UTF-8"), std::string::npos) << r.out;
+  r = run_transduce("translate -m " + dir_ + "/nowhere < " + dir_ + "/bad.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace transduce
