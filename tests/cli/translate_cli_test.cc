@@ -1,6 +1,8 @@
 // The whole path a user takes: vocabulary, `transduce train`, `transduce translate`, on a copy
 // task small enough to learn in seconds; and the translate command's handling of odd input.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,7 +28,10 @@ std::vector<std::string> sentences(int n, uint64_t seed) {
   for (int i = 0; i < n; ++i) {
     std::string s;
     const int64_t len = rng.randint(2, 5);
-    for (int64_t w = 0; w < len; ++w) s += (w ? " " : "") + std::string(kWords[rng.randint(0, 9)]);
+    for (int64_t w = 0; w < len; ++w) {
+      if (w) s += ' ';
+      s += kWords[rng.randint(0, 9)];
+    }
     out.push_back(s);
   }
   return out;
@@ -104,11 +109,56 @@ TEST_F(TranslateCommand, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
   const std::vector<std::string> out = split_lines(r.out);
   EXPECT_EQ(out.front().rfind("0 ||| cat dog sun ||| -", 0), 0u) << r.out;
   std::string line;
-  for (int i = 0; i < 1100; ++i) line += kWords[i % 10] + std::string(" ");
+  for (int i = 0; i < 1100; ++i) {
+    line += kWords[i % 10];
+    line += ' ';
+  }
   write_lines(dir_ + "/long.src", {"cat", line});
   r = run_transduce("translate -m " + dir_ + "/model < " + dir_ + "/long.src");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("warning: line 2:"), std::string::npos) << r.out;
+}
+
+TEST_F(TranslateCommand, StreamsEachLineOutBeforeTheInputEnds) {
+  // Keep stdin open after one line: its translation must arrive anyway.
+  int to_child[2], from_child[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(from_child), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(to_child[0], STDIN_FILENO);
+    ::dup2(from_child[1], STDOUT_FILENO);
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    const std::string model = dir_ + "/model";
+    ::execl(TRANSDUCE_BINARY, TRANSDUCE_BINARY, "translate", "-m", model.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  ASSERT_EQ(::write(to_child[1], "cat dog sun\n", 12), 12);
+  std::string got;
+  pollfd p{from_child[0], POLLIN, 0};
+  while (got.find('\n') == std::string::npos && ::poll(&p, 1, 60000) > 0) {
+    char buf[256];
+    const ssize_t n = ::read(from_child[0], buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(got, "cat dog sun\n") << "no translation while the input was still open";
+  ASSERT_EQ(::write(to_child[1], "owl\n", 4), 4);
+  ::close(to_child[1]);
+  std::string rest;
+  char buf[256];
+  for (ssize_t n; (n = ::read(from_child[0], buf, sizeof buf)) > 0;)
+    rest.append(buf, static_cast<size_t>(n));
+  ::close(from_child[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(rest, "owl\n");
 }
 
 TEST_F(TranslateCommand, BadInputAndMissingModelsFailWithOneLine) {
