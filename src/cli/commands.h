@@ -10,5 +10,7 @@ void register_bench(CLI::App& app);
 void register_average(CLI::App& app);
 void register_vocab(CLI::App& app);
 void register_train(CLI::App& app);
+void register_translate(CLI::App& app);
+void register_score(CLI::App& app);
 
 }  // namespace transduce::cli

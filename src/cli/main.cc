@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   transduce::cli::register_average(app);
   transduce::cli::register_vocab(app);
   transduce::cli::register_train(app);
+  transduce::cli::register_translate(app);
+  transduce::cli::register_score(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
