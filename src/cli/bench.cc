@@ -1,11 +1,15 @@
-// `transduce bench train`: the training-step benchmark of ../shared/BENCHMARKS.md.
+// `transduce bench train` and `transduce bench translate`: the training-step and decoding
+// benchmarks of ../shared/BENCHMARKS.md.
 #include <fmt/format.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "bench/train_bench.h"
+#include "bench/translate_bench.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 
@@ -79,6 +83,92 @@ void run_train(const TrainBenchFlags& f) {
              static_cast<double>(r.arena_peak_bytes) / 1e6, r.timed_system_allocations);
 }
 
+struct TranslateBenchFlags {
+  ModelFlags model;
+  int beam = 4;
+  float alpha = 0.6f;
+  bool greedy_only = false;
+  bool beam_only = false;
+  int sentences = bench::kDecodeSentences;
+  int batch = 100;
+  int max_len_b = 50;
+  uint64_t init_seed = 1;
+  bool json = false;
+};
+
+nlohmann::json to_json(const bench::TranslateBenchResult& r, float alpha) {
+  nlohmann::json j;
+  j["search"] = r.search;
+  j["beam"] = r.beam;
+  if (r.search == "beam") j["alpha"] = alpha;
+  j["batches"] = r.batches;
+  j["batch_seconds"] = r.batch_seconds;
+  j["seconds"] = r.seconds;
+  j["output_tokens"] = r.output_tokens;
+  j["sentences_per_second"] = r.sentences_per_second;
+  j["output_tokens_per_second"] = r.tokens_per_second;
+  return j;
+}
+
+void run_translate(const TranslateBenchFlags& f) {
+  const ModelConfig c = f.model.resolve();
+  Transformer model(c);
+  model.init_parameters(f.init_seed);
+  bench::TranslateBenchOptions o;
+  o.sentences = f.sentences;
+  o.batch_sentences = f.batch;
+  o.beam = f.beam;
+  o.alpha = f.alpha;
+  o.max_len_b = f.max_len_b;
+
+  std::vector<bench::TranslateBenchResult> runs;
+  if (!f.greedy_only) runs.push_back(bench::run_translate_bench(model, o));
+  if (!f.beam_only) {
+    o.greedy = true;
+    runs.push_back(bench::run_translate_bench(model, o));
+  }
+  const bench::TranslateBenchResult& first = runs.front();
+
+  if (f.json) {
+    nlohmann::json j;
+    j["benchmark"] = "translate";
+    j["preset"] = f.model.preset;
+    j["config"] = c;
+    j["init_seed"] = f.init_seed;
+    j["sentences"] = first.sentences;
+    j["batch_sentences"] = o.batch_sentences;
+    j["source_words"] = first.source_words;
+    j["source_tokens"] = first.source_tokens;
+    j["threads"] = first.threads;
+    j["warmup_batches"] = o.warmup_batches;
+    j["max_len_a"] = o.max_len_a;
+    j["max_len_b"] = o.max_len_b;
+    j["runs"] = nlohmann::json::array();
+    for (const auto& r : runs) j["runs"].push_back(to_json(r, o.alpha));
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print(
+      "bench translate: preset {} (N {}, d_model {}, d_ff {}, h {}, d_k {}, d_v {}), vocab {}, "
+      "{} threads\n",
+      f.model.preset, c.layers, c.d_model, c.d_ff, c.heads, c.d_k, c.d_v, c.vocab_size,
+      first.threads);
+  fmt::print(
+      "workload   {} sentences, {} source tokens ({} words + EOS), batches of {} longest first, "
+      "forced length: {} output tokens (EOS included)\n",
+      first.sentences, first.source_tokens, first.source_words, o.batch_sentences,
+      first.output_tokens);
+  for (const auto& r : runs) {
+    const std::string name = r.search == "greedy"
+                                 ? "greedy (beam 1)"
+                                 : fmt::format("beam {} (alpha {:g})", r.beam, o.alpha);
+    fmt::print(
+        "{:<18} {:8.2f} sentences/s  {:8.1f} output tokens/s  {:8.3f} s  ({} batches, {} "
+        "warm-up)\n",
+        name, r.sentences_per_second, r.tokens_per_second, r.seconds, r.batches, o.warmup_batches);
+  }
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -104,6 +194,39 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   train->add_flag("--json", f->json, "print one JSON object instead of text");
   train->callback([f] { run_train(*f); });
+
+  auto t = std::make_shared<TranslateBenchFlags>();
+  t->model.preset = "tiny";
+  t->model.vocab = 8000;  // BENCHMARKS.md's vocabulary, not the preset's
+  CLI::App* translate = bench->add_subcommand(
+      "translate",
+      "time forced-length decoding, beam search and greedy (../shared/BENCHMARKS.md); threads "
+      "from --threads");
+  t->model.add_to(*translate);
+  translate->add_option("--beam", t->beam, "beam size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  translate->add_option("--alpha", t->alpha, "length penalty exponent")->capture_default_str();
+  CLI::Option* greedy_only = translate->add_flag("--greedy,--greedy-only", t->greedy_only,
+                                                 "run only greedy search (beam 1)");
+  CLI::Option* beam_only = translate->add_flag("--beam-only", t->beam_only, "run only beam search");
+  greedy_only->excludes(beam_only);
+  translate->add_option("--sentences", t->sentences, "sources to translate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  translate->add_option("--batch", t->batch, "sentences per batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  translate
+      ->add_option("--max-len-b", t->max_len_b,
+                   "output limit: source tokens + this (sizes the decoder cache; the forced "
+                   "length ends every sentence first)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  translate->add_option("--seed", t->init_seed, "seed of the random weights")
+      ->capture_default_str();
+  translate->add_flag("--json", t->json, "print one JSON object instead of text");
+  translate->callback([t] { run_translate(*t); });
 }
 
 }  // namespace transduce::cli

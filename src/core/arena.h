@@ -39,6 +39,7 @@ class Arena {
   size_t used_total_ = 0;
   size_t peak_ = 0;
   size_t system_allocations_ = 0;
+  size_t consolidations_ = 0;
 };
 
 }  // namespace transduce
