@@ -49,32 +49,25 @@ std::vector<std::string> split_lines(const std::string& s) {
   return lines;
 }
 
-class TranslateCommand : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    std::string tmpl = (fs::temp_directory_path() / "transduce_translate_cli_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    const std::vector<std::string> train = sentences(3000, 1);
-    write_lines(dir_ + "/train.src", train);
-    write_lines(dir_ + "/train.tgt", train);
-    CommandResult v =
-        run_transduce("vocab --input " + dir_ + "/train.src --size 45 --out " + dir_ + "/vocab");
-    ASSERT_EQ(v.status, 0) << v.out;
-    CommandResult t =
-        run_transduce("train --src " + dir_ + "/train.src --tgt " + dir_ + "/train.tgt --vocab " +
-                      dir_ + "/vocab --out " + dir_ +
-                      "/model --layers 2 --d-model 32 --d-ff 64 --heads 4 "
-                      "--dropout 0 --batch-tokens 400 --warmup 100 --lr-scale 0.5 --max-steps 1400 "
-                      "--log-every 100");
-    ASSERT_EQ(t.status, 0) << t.out;
-  }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string dir_;
-};
-std::string TranslateCommand::dir_;
+// Trains the copy model once into `dir_`; the checks below share it (training is the slow part,
+// and each test of a suite runs in its own process under ctest).
+void train_copy_model(const std::string& dir_) {
+  const std::vector<std::string> train = sentences(3000, 1);
+  write_lines(dir_ + "/train.src", train);
+  write_lines(dir_ + "/train.tgt", train);
+  CommandResult v =
+      run_transduce("vocab --input " + dir_ + "/train.src --size 45 --out " + dir_ + "/vocab");
+  ASSERT_EQ(v.status, 0) << v.out;
+  CommandResult t =
+      run_transduce("train --src " + dir_ + "/train.src --tgt " + dir_ + "/train.tgt --vocab " +
+                    dir_ + "/vocab --out " + dir_ +
+                    "/model --layers 2 --d-model 32 --d-ff 64 --heads 4 "
+                    "--dropout 0 --batch-tokens 400 --warmup 100 --lr-scale 0.5 --max-steps 1400 "
+                    "--log-every 100");
+  ASSERT_EQ(t.status, 0) << t.out;
+}
 
-TEST_F(TranslateCommand, ACopyModelCopiesHeldOutSentencesExactly) {
+void ACopyModelCopiesHeldOutSentencesExactly(const std::string& dir_) {
   const std::vector<std::string> held_out = sentences(30, 99);
   write_lines(dir_ + "/test.src", held_out);
   for (const char* search : {"--beam 4", "--beam 1", "--beam 4 --alpha 0"}) {
@@ -89,7 +82,7 @@ TEST_F(TranslateCommand, ACopyModelCopiesHeldOutSentencesExactly) {
   }
 }
 
-TEST_F(TranslateCommand, EmptyLinesStayAndOrderIsKept) {
+void EmptyLinesStayAndOrderIsKept(const std::string& dir_) {
   write_lines(dir_ + "/mixed.src", {"cat dog sun", "", "owl", "   ", "fig map pen red cup"});
   CommandResult r = run_transduce(
       "translate -m " + dir_ + "/model --batch-tokens 8 < " + dir_ + "/mixed.src", false);
@@ -102,7 +95,8 @@ TEST_F(TranslateCommand, EmptyLinesStayAndOrderIsKept) {
   EXPECT_EQ(out[4], "fig map pen red cup");
 }
 
-TEST_F(TranslateCommand, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
+void NBestListsScoresAndTooLongLinesAreCutWithAWarning(const std::string& dir_) {
+  write_lines(dir_ + "/mixed.src", {"cat dog sun", "", "owl"});
   CommandResult r = run_transduce(
       "translate -m " + dir_ + "/model --beam 3 --nbest 2 --input " + dir_ + "/mixed.src", false);
   ASSERT_EQ(r.status, 0);
@@ -119,7 +113,7 @@ TEST_F(TranslateCommand, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
   EXPECT_NE(r.out.find("warning: line 2:"), std::string::npos) << r.out;
 }
 
-TEST_F(TranslateCommand, StreamsEachLineOutBeforeTheInputEnds) {
+void StreamsEachLineOutBeforeTheInputEnds(const std::string& dir_) {
   // Keep stdin open after one line: its translation must arrive anyway.
   int to_child[2], from_child[2];
   ASSERT_EQ(::pipe(to_child), 0);
@@ -161,7 +155,7 @@ TEST_F(TranslateCommand, StreamsEachLineOutBeforeTheInputEnds) {
   EXPECT_EQ(rest, "owl\n");
 }
 
-TEST_F(TranslateCommand, BadInputAndMissingModelsFailWithOneLine) {
+void BadInputAndMissingModelsFailWithOneLine(const std::string& dir_) {
   std::ofstream(dir_ + "/bad.src") << "cat\n\xff oops\n";
   CommandResult r = run_transduce("translate -m " + dir_ + "/model < " + dir_ + "/bad.src");
   EXPECT_NE(r.status, 0);
@@ -169,6 +163,35 @@ TEST_F(TranslateCommand, BadInputAndMissingModelsFailWithOneLine) {
   r = run_transduce("translate -m " + dir_ + "/nowhere < " + dir_ + "/bad.src");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
+}
+
+TEST(TranslateCommand, TrainedCopyModelEndToEnd) {
+  std::string dir = (fs::temp_directory_path() / "transduce_translate_cli_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  train_copy_model(dir);
+  if (!::testing::Test::HasFatalFailure()) {
+    {
+      SCOPED_TRACE("ACopyModelCopiesHeldOutSentencesExactly");
+      ACopyModelCopiesHeldOutSentencesExactly(dir);
+    }
+    {
+      SCOPED_TRACE("EmptyLinesStayAndOrderIsKept");
+      EmptyLinesStayAndOrderIsKept(dir);
+    }
+    {
+      SCOPED_TRACE("NBestListsScoresAndTooLongLinesAreCutWithAWarning");
+      NBestListsScoresAndTooLongLinesAreCutWithAWarning(dir);
+    }
+    {
+      SCOPED_TRACE("StreamsEachLineOutBeforeTheInputEnds");
+      StreamsEachLineOutBeforeTheInputEnds(dir);
+    }
+    {
+      SCOPED_TRACE("BadInputAndMissingModelsFailWithOneLine");
+      BadInputAndMissingModelsFailWithOneLine(dir);
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
