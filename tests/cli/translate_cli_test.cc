@@ -62,7 +62,7 @@ void train_copy_model(const std::string& dir_) {
       run_transduce("train --src " + dir_ + "/train.src --tgt " + dir_ + "/train.tgt --vocab " +
                     dir_ + "/vocab --out " + dir_ +
                     "/model --layers 2 --d-model 32 --d-ff 64 --heads 4 "
-                    "--dropout 0 --batch-tokens 400 --warmup 100 --lr-scale 0.5 --max-steps 1400 "
+                    "--dropout 0 --batch-tokens 400 --warmup 100 --lr-scale 0.5 --max-steps 2000 "
                     "--log-every 100");
   ASSERT_EQ(t.status, 0) << t.out;
 }
