@@ -74,7 +74,8 @@ void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 // dst[i] = src[rows[i]] over the first dimension (rows I32 [M]); only the first `prefix` elements
 // of each row are copied when prefix >= 0 (a key/value cache's filled positions).
 void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64_t prefix = -1);
-// cache [N, C, w] at position p, for every row n: cache[n, p, :] = src[n, :] (src [N, 1, w] or [N, w]).
+// cache [N, C, w] at position p, for every row n: cache[n, p, :] = src[n, :] (src [N, 1, w] or [N,
+// w]).
 void write_position(const Tensor& src, const Tensor& cache, int64_t position);
 // Rows of log-probabilities: out[r] = x[r] - logsumexp(x[r]) (out may alias x).
 void log_softmax(const Tensor& x, const Tensor& out);
