@@ -15,6 +15,7 @@
 #include "text/corpus.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
+#include "train/train_log_file.h"
 #include "train/trainer.h"
 
 namespace transduce::cli {
@@ -145,6 +146,8 @@ void run_train(TrainFlags& f) {
       config.parameter_count(), config.layers, config.d_model, config.d_ff, config.heads,
       config.d_k, config.d_v, config.vocab_size, train.size(), options.batch_tokens, options.accum);
 
+  TrainLogFile json_log((fs::path(model_dir) / "train_log.jsonl").string(),
+                        resume ? trainer->step() : -1);
   g_running = trainer.get();
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
@@ -152,6 +155,7 @@ void run_train(TrainFlags& f) {
   trainer->run(
       [&](const TrainLog& l) {
         if (tty) fmt::print(stderr, "\r\033[K");
+        json_log.write(l);
         if (l.validation)
           spdlog::info("valid step {} | loss {:.4f} | ppl {:.2f}", l.step, l.loss, l.perplexity);
         else

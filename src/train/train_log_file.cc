@@ -1,0 +1,63 @@
+#include "train/train_log_file.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace transduce {
+
+nlohmann::json train_log_record(const TrainLog& l) {
+  nlohmann::json j = {{"kind", l.validation ? "valid" : "train"},
+                      {"step", l.step},
+                      {"epoch", l.epoch},
+                      {"loss", l.loss},
+                      {"ppl", l.perplexity},
+                      {"elapsed_seconds", l.elapsed_seconds}};
+  if (!l.validation) {
+    j["lr"] = l.learning_rate;
+    j["tokens_per_second"] = l.tokens_per_second;
+    j["target_tokens"] = l.target_tokens;
+  }
+  return j;
+}
+
+namespace {
+
+// The lines of an earlier log that a run resumed at `resume_step` keeps. A line that does not
+// parse (the last one, cut by a crash) ends the kept part.
+std::string kept_lines(const std::string& path, int64_t resume_step) {
+  std::ifstream in(path);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
+      break;
+    if (j["step"].get<int64_t>() > resume_step) break;
+    kept += line;
+    kept += '\n';
+  }
+  return kept;
+}
+
+}  // namespace
+
+TrainLogFile::TrainLogFile(std::string path, int64_t resume_step) : path_(std::move(path)) {
+  io::write_file_atomically(path_,
+                            resume_step < 0 ? std::string() : kept_lines(path_, resume_step));
+  file_ = std::fopen(path_.c_str(), "a");
+  if (!file_) fail("{}: cannot open the training log for writing", path_);
+}
+
+TrainLogFile::~TrainLogFile() {
+  if (file_) std::fclose(file_);
+}
+
+void TrainLogFile::write(const TrainLog& log) {
+  const std::string line = train_log_record(log).dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+    fail("{}: cannot append to the training log", path_);
+}
+
+}  // namespace transduce
