@@ -8,8 +8,11 @@
 namespace transduce::testing {
 
 CommandResult run_transduce(const std::string& args, bool merge_stderr) {
-  const std::string cmd =
-      std::string(TRANSDUCE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  return run_shell(std::string(TRANSDUCE_BINARY) + " " + args, merge_stderr);
+}
+
+CommandResult run_shell(const std::string& command, bool merge_stderr) {
+  const std::string cmd = command + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;

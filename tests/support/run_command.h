@@ -10,7 +10,10 @@ struct CommandResult {
   std::string out;  // stdout, and stderr too when merged
 };
 
-// `args` go to the shell after the binary's path; stderr joins stdout when `merge_stderr`.
+// Runs `command` with /bin/sh; stderr joins stdout when `merge_stderr`.
+CommandResult run_shell(const std::string& command, bool merge_stderr = true);
+
+// `args` go to the shell after the binary's path.
 CommandResult run_transduce(const std::string& args, bool merge_stderr = true);
 
 }  // namespace transduce::testing

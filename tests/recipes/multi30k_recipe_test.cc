@@ -1,0 +1,201 @@
+// recipes/multi30k/run end to end in its tiny setting, on synthetic text laid out as the Multi30k
+// release: every stage must leave its output and the report must parse and agree with the
+// hypotheses it names. Nothing is asserted about translation quality (docs/benchmarks.md measures
+// that on the real data).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+using transduce::testing::run_shell;
+
+std::string recipe() {
+  return std::string(TRANSDUCE_SOURCE_DIR) + "/recipes/multi30k/run";
+}
+
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+class Multi30kRecipe : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "transduce_recipe_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    data_ = dir_ / "data";
+    fs::create_directories(data_);
+    // "German" is English with each word's letters reversed and capitalised: a learnable mapping
+    // with an alphabet the vocabulary must cover on both sides.
+    const std::vector<std::string> words = {
+        "a",    "man",  "woman", "dog",  "runs",   "on",   "the",  "grass", "child", "plays",
+        "with", "ball", "red",   "blue", "street", "sits", "near", "water", "two",   "people"};
+    std::mt19937 rng(7);
+    auto write_split = [&](const std::string& split, int lines) {
+      std::ofstream en(data_ / (split + ".en")), de(data_ / (split + ".de"));
+      for (int i = 0; i < lines; ++i) {
+        const int n = 3 + static_cast<int>(rng() % 8);
+        std::string e, d;
+        for (int k = 0; k < n; ++k) {
+          const std::string& w = words[rng() % words.size()];
+          std::string r(w.rbegin(), w.rend());
+          r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
+          e += (k ? " " : "") + w;
+          d += (k ? " " : "") + r;
+        }
+        en << e << ".\n";
+        de << d << ".\n";
+      }
+    };
+    write_split("train", 320);
+    write_split("val", 50);
+    write_split("test_2016_flickr", 40);
+    write_split("test_2017_flickr", 40);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string command(const std::string& extra) const {
+    return "python3 " + recipe() + " --tiny --threads 1 --transduce " + TRANSDUCE_BINARY +
+           " --data " + data_.string() + " " + extra;
+  }
+
+  fs::path dir_, data_;
+};
+
+TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
+  const fs::path out = dir_ / "run";
+  const auto r = run_shell(command("--out " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+
+  // Stage outputs.
+  EXPECT_TRUE(fs::is_regular_file(out / "vocab" / "spm.model"));
+  EXPECT_TRUE(fs::is_regular_file(out / "model" / "config.json"));
+  EXPECT_TRUE(fs::is_regular_file(out / "model" / "model.safetensors"));
+  EXPECT_TRUE(fs::is_regular_file(out / "model-averaged" / "model.safetensors"));
+  int checkpoints = 0;
+  for (const auto& e : fs::directory_iterator(out / "model" / "checkpoints"))
+    checkpoints += e.is_directory();
+  EXPECT_EQ(checkpoints, 2);  // --keep = the number averaged
+
+  // The JSON-lines training log: every line parses; training and validation records; the last
+  // training record is the last step.
+  const std::vector<std::string> log = read_lines(out / "model" / "train_log.jsonl");
+  ASSERT_FALSE(log.empty());
+  int train_records = 0, valid_records = 0;
+  int64_t last_step = 0;
+  for (const std::string& line : log) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["kind"] == "train") {
+      ++train_records;
+      last_step = j["step"].get<int64_t>();
+      EXPECT_GT(j["tokens_per_second"].get<double>(), 0.0);
+    } else {
+      EXPECT_EQ(j["kind"], "valid");
+      ++valid_records;
+      EXPECT_GT(j["ppl"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(train_records, 6);  // 30 steps, a line every 5
+  EXPECT_EQ(valid_records, 3);  // every 10 steps
+  EXPECT_EQ(last_step, 30);
+
+  // The report.
+  const nlohmann::json results = read_json(out / "results.json");
+  EXPECT_EQ(results["pair"], "en-de");
+  EXPECT_EQ(results["profile"], "tiny");
+  EXPECT_EQ(results["training"]["steps"], 30);
+  EXPECT_EQ(results["model"]["layers"], 1);
+  for (const char* stage : {"vocab", "train", "average", "tune", "translate", "score"})
+    EXPECT_TRUE(results["stage_seconds"].contains(stage)) << stage;
+  const nlohmann::json& grid = results["decoding"]["grid"];
+  ASSERT_GE(grid.size(), 3u);
+  bool chosen_in_grid = false;
+  double best = -1;
+  for (const auto& g : grid) {
+    chosen_in_grid |= g == results["decoding"]["chosen"];
+    if (g["weights"] == results["decoding"]["chosen"]["weights"])
+      best = std::max(best, g["val_bleu"].get<double>());
+  }
+  EXPECT_TRUE(chosen_in_grid);
+  EXPECT_EQ(results["decoding"]["chosen"]["val_bleu"].get<double>(), best);
+
+  for (const char* test : {"test_2016_flickr", "test_2017_flickr"}) {
+    SCOPED_TRACE(test);
+    const nlohmann::json& t = results["tests"][test];
+    const fs::path hyp = out / t["hypotheses"].get<std::string>();
+    ASSERT_TRUE(fs::is_regular_file(hyp));
+    EXPECT_EQ(read_lines(hyp).size(), 30u);  // the tiny profile's first 30 lines
+    // The reported scores are those `transduce score` gives the hypotheses it names.
+    const fs::path ref = out / "data" / (std::string(test) + ".de");
+    std::vector<std::string> first = read_lines(data_ / (std::string(test) + ".de"));
+    first.resize(30);
+    EXPECT_EQ(read_lines(ref), first);
+    for (const bool lower : {false, true}) {
+      const auto s =
+          run_shell(std::string(TRANSDUCE_BINARY) + " score --json --width 4 --ref " +
+                        ref.string() + " --hyp " + hyp.string() + (lower ? " --lowercase" : ""),
+                    /*merge_stderr=*/false);
+      ASSERT_EQ(s.status, 0);
+      const nlohmann::json j = nlohmann::json::parse(s.out);
+      EXPECT_DOUBLE_EQ(t[lower ? "bleu_lowercase" : "bleu"].get<double>(),
+                       j["score"].get<double>());
+      EXPECT_DOUBLE_EQ(t[lower ? "chrf_lowercase" : "chrf"].get<double>(), j["chrf"].get<double>());
+    }
+  }
+
+  const std::vector<std::string> md = read_lines(out / "results.md");
+  ASSERT_FALSE(md.empty());
+  EXPECT_EQ(md[0], "# Multi30k en-de (tiny recipe)");
+  bool table_row = false;
+  for (const std::string& line : md) table_row |= line.rfind("| test_2016_flickr | ", 0) == 0;
+  EXPECT_TRUE(table_row);
+
+  std::ifstream svg_in(out / "training.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_in)), {});
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  size_t polylines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    ++polylines;
+  EXPECT_EQ(polylines, 2u);  // training loss and validation perplexity
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+}
+
+TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
+  fs::remove(data_ / "val.de");
+  const auto r = run_shell(command("--out " + (dir_ / "run").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "recipes/multi30k: " + data_.string() +
+                       ": missing val.de (expected raw Multi30k task 1 files)\n");
+}
+
+TEST_F(Multi30kRecipe, RefusesToOverwriteAnEarlierRun) {
+  fs::create_directories(dir_ / "run");
+  const auto r = run_shell(command("--out " + (dir_ / "run").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("exists: give --force"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace transduce
