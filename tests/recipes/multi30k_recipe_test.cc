@@ -75,9 +75,9 @@ class Multi30kRecipe : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::string command(const std::string& extra) const {
+  std::string command(const std::string& extra, bool with_data = true) const {
     return "python3 " + recipe() + " --tiny --threads 1 --transduce " + TRANSDUCE_BINARY +
-           " --data " + data_.string() + " " + extra;
+           (with_data ? " --data " + data_.string() : std::string()) + " " + extra;
   }
 
   fs::path dir_, data_;
@@ -195,6 +195,42 @@ TEST_F(Multi30kRecipe, RefusesToOverwriteAnEarlierRun) {
   const auto r = run_shell(command("--out " + (dir_ / "run").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("exists: give --force"), std::string::npos) << r.out;
+}
+
+TEST_F(Multi30kRecipe, DownloadsTheReleaseWhenAsked) {
+  // The official release as gzipped files under a URL; here a file:// one.
+  const fs::path release = dir_ / "release";
+  fs::create_directories(release);
+  for (const auto& e : fs::directory_iterator(data_))
+    fs::copy_file(e.path(), release / e.path().filename());
+  ASSERT_EQ(run_shell("gzip " + (release / "*").string()).status, 0);
+  const fs::path out = dir_ / "run";
+  const auto r = run_shell(
+      command("--download --release-url file://" + release.string() + " --out " + out.string(),
+              /*with_data=*/false));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("downloading file://" + release.string() + "/train.en.gz"),
+            std::string::npos);
+  // What was fetched is what was published (then cut to the tiny profile's 300 training lines).
+  std::vector<std::string> expected = read_lines(data_ / "train.de");
+  expected.resize(300);
+  EXPECT_EQ(read_lines(out / "data" / "train.de"), expected);
+  EXPECT_TRUE(fs::is_regular_file(out / "results.json"));
+}
+
+TEST_F(Multi30kRecipe, UnreachableReleaseIsOneClearLine) {
+  const auto r =
+      run_shell(command("--download --release-url file://" + (dir_ / "nowhere").string() +
+                            " --out " + (dir_ / "run").string(),
+                        /*with_data=*/false));
+  EXPECT_EQ(r.status, 1);
+  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("recipes/multi30k: no data: file://" + (dir_ / "nowhere").string() +
+                           "/train.en.gz could not be fetched",
+                       0),
+            0u)
+      << r.out;
+  EXPECT_NE(last.find("give --data DIR"), std::string::npos) << last;
 }
 
 }  // namespace
