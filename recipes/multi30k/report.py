@@ -72,7 +72,7 @@ def git_commit(repo):
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
-            wall_seconds, env_notes, threads):
+            wall_seconds, env_notes, threads, decode_only=False):
     records = read_log(model_dir)
     train = [r for r in records if r["kind"] == "train"]
     valid = [r for r in records if r["kind"] == "valid"]
@@ -103,6 +103,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen},
         "tests": tests,
+        "decode_only": decode_only,
         "stage_seconds": {k: round(v, 1) for k, v in timings.items()},
         "wall_seconds": round(wall_seconds, 1),
     }
@@ -166,7 +167,11 @@ def markdown(r):
         mark = " **chosen**" if g is d["chosen"] or g == d["chosen"] else ""
         lines.append(f"| {g['weights']} | {g['beam']} | {g['alpha']} | {g['val_bleu']:.2f}{mark} "
                      f"| {g['val_chrf']:.2f} |")
-    lines += ["", "## Wall time", "", "| stage | seconds |", "|---|---|"]
+    lines += ["", "## Wall time", ""]
+    if r.get("decode_only"):
+        lines += ["Decoding was re-run (`--decode-only`) on the trained model; training time is "
+                  "above.", ""]
+    lines += ["| stage | seconds |", "|---|---|"]
     for stage, s in r["stage_seconds"].items():
         lines.append(f"| {stage} | {s:.1f} |")
     lines += [f"| all | {r['wall_seconds']:.1f} |", ""]

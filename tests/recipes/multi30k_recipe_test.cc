@@ -180,6 +180,16 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
     ++polylines;
   EXPECT_EQ(polylines, 2u);  // training loss and validation perplexity
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
+
+  // --decode-only redoes averaging, tuning and the tests with the trained model, untouched.
+  const auto again = run_shell(command("--decode-only --out " + out.string()));
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(again.out.find(" train "), std::string::npos) << again.out;
+  EXPECT_EQ(read_lines(out / "model" / "train_log.jsonl"), log);
+  const nlohmann::json redone = read_json(out / "results.json");
+  EXPECT_TRUE(redone["decode_only"].get<bool>());
+  EXPECT_FALSE(redone["stage_seconds"].contains("train"));
+  EXPECT_EQ(redone["tests"], results["tests"]);  // the same model and settings: the same output
 }
 
 TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
