@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""transduce against PyTorch on the workloads of ../shared/BENCHMARKS.md, side by side in one run.
+
+    bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick]
+
+For each workload it runs `transduce bench ...` and bench/pytorch_reference.py one after the other
+(alternating, `--rounds` times, keeping each side's best), both with the same threads and
+OMP_WAIT_POLICY=passive, and measures each process's peak resident memory. It prints a table and
+ends with one `name value` line per figure (train_tiny_ratio, train_base_ratio, train_base25k_ratio,
+decode_greedy_ratio, decode_beam4_ratio, mfu_base, rss_base_ratio, ...). `--quick` runs only the
+tiny workloads (a smoke test of the script, not a measurement).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_child(cmd, env):
+    """Runs cmd, returns (parsed JSON stdout, peak RSS in MB of that process)."""
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, env=env, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"bench/compare: {' '.join(map(str, cmd))} failed (exit {proc.returncode})")
+    return json.loads(out), usage.ru_maxrss / 1024.0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--transduce", type=Path, default=REPO / "build" / "transduce")
+    p.add_argument("--python", default="/usr/bin/python3", help="a Python with Debian's torch")
+    p.add_argument("--quick", action="store_true", help="tiny workloads only")
+    args = p.parse_args()
+
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    ours = [args.transduce, "--threads", args.threads, "bench"]
+    torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
+             "--json"]
+
+    # name, our command, PyTorch's command, how to read the figure from each JSON
+    train_fig = ("tokens_per_second", "tokens_per_second")
+    workloads = []
+    for preset in ("tiny",) if args.quick else ("tiny", "base"):
+        workloads.append((f"train_{preset}", [*ours, "train", "--preset", preset, "--json"],
+                          [*torch, "train", "--preset", preset], train_fig))
+    if not args.quick:
+        # The paper's batch: 25000 source + 25000 target tokens in one step.
+        workloads.append(("train_base25k",
+                          [*ours, "train", "--preset", "base", "--batch", 1000, "--steps", 3,
+                           "--json"],
+                          [*torch, "train", "--preset", "base", "--batch", 1000, "--steps", 3],
+                          train_fig))
+    for preset in ("tiny",) if args.quick else ("tiny", "base"):
+        for search, beam, flag in (("greedy", 1, "--greedy-only"), ("beam4", 4, "--beam-only")):
+            workloads.append((f"decode_{search}_{preset}",
+                              [*ours, "translate", "--preset", preset, flag, "--beam", 4,
+                               "--json"],
+                              [*torch, "translate", "--preset", preset, "--beam", beam],
+                              ("sentences_per_second", "sentences_per_second")))
+
+    results = {}
+    for name, our_cmd, torch_cmd, (our_key, torch_key) in workloads:
+        best = {"ours": None, "torch": None}
+        for _ in range(args.rounds):
+            for side, cmd in (("ours", our_cmd), ("torch", torch_cmd)):
+                j, rss = run_child(cmd, env)
+                if side == "ours" and "runs" in j:
+                    j = dict(j, **j["runs"][0])
+                value = j[our_key if side == "ours" else torch_key]
+                if best[side] is None or value > best[side]["value"]:
+                    best[side] = {"value": value, "rss_mb": rss, "json": j}
+                print(f"  {name:<22} {side:<6} {value:10.1f}  rss {rss:8.0f} MB", file=sys.stderr,
+                      flush=True)
+        results[name] = best
+
+    print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
+          f"{'RSS ours MB':>12} {'RSS torch MB':>13}")
+    for name, b in results.items():
+        unit = "tok/s" if name.startswith("train") else "sent/s"
+        print(f"{name + ' (' + unit + ')':<28} {b['ours']['value']:12.1f} "
+              f"{b['torch']['value']:12.1f} {b['ours']['value'] / b['torch']['value']:7.2f} "
+              f"{b['ours']['rss_mb']:12.0f} {b['torch']['rss_mb']:13.0f}")
+    for name in results:
+        if name.startswith("train"):
+            o, t = results[name]["ours"]["json"], results[name]["torch"]["json"]
+            print(f"{name}: MFU transduce {o['mfu']:.2f} ({o['model_gflops']:.0f} of "
+                  f"{o['sgemm_gflops']:.0f} GFLOP/s), PyTorch {t['mfu']:.2f} "
+                  f"({t['model_gflops']:.0f} of {t['sgemm_gflops']:.0f} GFLOP/s)")
+
+    print()
+    summary = {f"{n}_ratio": b["ours"]["value"] / b["torch"]["value"] for n, b in results.items()}
+    for search in ("greedy", "beam4"):
+        per_model = [v for k, v in summary.items() if k.startswith(f"decode_{search}_")]
+        summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
+    main_model = "train_tiny" if args.quick else "train_base"
+    summary[f"mfu_{main_model[6:]}"] = results[main_model]["ours"]["json"]["mfu"]
+    summary[f"rss_{main_model[6:]}_ratio"] = (results[main_model]["ours"]["rss_mb"] /
+                                              results[main_model]["torch"]["rss_mb"])
+    for k, v in summary.items():
+        print(f"{k} {v:.3f}")
+
+
+if __name__ == "__main__":
+    main()
