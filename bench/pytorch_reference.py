@@ -88,12 +88,11 @@ def sinusoids(n, d):
 
 
 class Attention(nn.Module):
-    def __init__(self, d, heads, dropout):
+    def __init__(self, d, heads):
         super().__init__()
         self.h, self.dk = heads, d // heads
         self.q_proj, self.k_proj = nn.Linear(d, d), nn.Linear(d, d)
         self.v_proj, self.out_proj = nn.Linear(d, d), nn.Linear(d, d)
-        self.dropout = dropout
 
     def split(self, x):  # [B, L, d] -> [B, h, L, dk]
         return x.view(x.shape[0], x.shape[1], self.h, self.dk).transpose(1, 2)
@@ -127,7 +126,7 @@ class FeedForward(nn.Module):
 class EncoderLayer(nn.Module):
     def __init__(self, d, d_ff, heads, p):
         super().__init__()
-        self.self_attn, self.ffn = Attention(d, heads, p), FeedForward(d, d_ff)
+        self.self_attn, self.ffn = Attention(d, heads), FeedForward(d, d_ff)
         self.self_attn_norm, self.ffn_norm = nn.LayerNorm(d), nn.LayerNorm(d)
         self.drop = nn.Dropout(p)
 
@@ -139,7 +138,7 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     def __init__(self, d, d_ff, heads, p):
         super().__init__()
-        self.self_attn, self.cross_attn = Attention(d, heads, p), Attention(d, heads, p)
+        self.self_attn, self.cross_attn = Attention(d, heads), Attention(d, heads)
         self.ffn = FeedForward(d, d_ff)
         self.self_attn_norm, self.cross_attn_norm = nn.LayerNorm(d), nn.LayerNorm(d)
         self.ffn_norm = nn.LayerNorm(d)

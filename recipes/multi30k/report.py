@@ -14,24 +14,23 @@ from pathlib import Path
 AVX512 = ("avx512f", "avx512bw", "avx512dq", "avx512vl")
 
 
-def cpu_flags():
+def cpuinfo(field):
+    """The first value of `field` in /proc/cpuinfo, or None."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def cpu_name():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(field):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return None
+
+
+def cpu_flags():
+    return set((cpuinfo("flags") or "").split())
+
+
+def cpu_name():
+    return cpuinfo("model name") or platform.processor() or "unknown"
 
 
 def tune_environment():
