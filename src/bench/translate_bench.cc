@@ -140,13 +140,14 @@ TranslateBenchResult run_translate_bench(Transformer& model, const TranslateBenc
   r.batches = static_cast<int64_t>(batches.size());
 
   // The words of each sentence of the batch, best hypothesis first.
+  SearchArenas arenas;
   auto translate = [&](const Work& w) {
     std::vector<std::vector<int32_t>> out;
     if (o.greedy) {
-      for (Hypothesis& h : greedy_search(model, w.src, w.options))
+      for (Hypothesis& h : greedy_search(model, w.src, w.options, &arenas))
         out.push_back(std::move(h.tokens));
     } else {
-      for (auto& nbest : beam_search(model, w.src, w.options)) {
+      for (auto& nbest : beam_search(model, w.src, w.options, &arenas)) {
         if (nbest.empty()) fail("bench translate: beam search ended a sentence without output");
         out.push_back(std::move(nbest.front().tokens));
       }

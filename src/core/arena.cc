@@ -16,7 +16,6 @@ size_t round_up(size_t n) {
 }  // namespace
 
 Arena::Arena(size_t initial_bytes) {
-  blocks_.reserve(64);
   add_block(initial_bytes);
 }
 
@@ -29,14 +28,16 @@ void Arena::add_block(size_t min_bytes) {
 }
 
 Tensor Arena::alloc(const Shape& shape, DType dtype) {
-  size_t bytes = round_up(static_cast<size_t>(shape.numel()) * dtype_size(dtype));
-  Block* b = &blocks_.back();
-  if (b->offset + bytes > b->size) {
-    add_block(std::max(bytes, b->size));
-    b = &blocks_.back();
+  const size_t bytes = round_up(static_cast<size_t>(shape.numel()) * dtype_size(dtype));
+  // The rest of a block too small for this tensor stays unused until the next reset.
+  while (blocks_[current_].offset + bytes > blocks_[current_].size) {
+    // Doubling the capacity keeps the number of blocks logarithmic in the peak.
+    if (current_ + 1 == blocks_.size()) add_block(std::max(bytes, capacity()));
+    blocks_[++current_].offset = 0;
   }
-  void* p = b->data.get() + b->offset;
-  b->offset += bytes;
+  Block& b = blocks_[current_];
+  void* p = b.data.get() + b.offset;
+  b.offset += bytes;
   used_total_ += bytes;
   peak_ = std::max(peak_, used_total_);
   return Tensor::borrow(p, shape, dtype);
@@ -48,17 +49,16 @@ Tensor Arena::zeros(const Shape& shape, DType dtype) {
   return t;
 }
 
+void Arena::release(const Mark& m) {
+  TD_CHECK(m.block < current_ || (m.block == current_ && m.offset <= blocks_[current_].offset),
+           "arena release to a mark past the current allocation");
+  current_ = m.block;
+  blocks_[current_].offset = m.offset;
+  used_total_ = m.used;
+}
+
 void Arena::reset() {
-  if (blocks_.size() > 1) {
-    // One block holding the most this arena has had in use at once. A workload that keeps
-    // growing (a decoder, one position more each step) gets headroom from the second time on,
-    // so it does not move to fresh memory every step.
-    const size_t total = consolidations_++ == 0 ? peak_ : peak_ + peak_ / 2;
-    blocks_.clear();
-    add_block(total);
-  }
-  blocks_.back().offset = 0;
-  used_total_ = 0;
+  release(Mark{0, 0, 0});
 }
 
 size_t Arena::capacity() const {

@@ -66,10 +66,14 @@ int64_t max_output_length(int64_t source_tokens, const SearchOptions& o) {
 }
 
 std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
-                                      const SearchOptions& o) {
+                                      const SearchOptions& o, SearchArenas* arenas) {
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
-  Arena encode_arena, step_arena;
+  SearchArenas own;
+  Arena& step_arena = (arenas ? *arenas : own).step;
+  Arena& encode_arena = (arenas ? *arenas : own).encode;
+  encode_arena.reset();
   Context ectx(encode_arena);
+  ectx.inference = true;
   Encoded enc = encode(model, ectx, src, o);
   DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, 1);
 
@@ -80,6 +84,7 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
   for (int64_t step = 0; !active.empty(); ++step) {
     step_arena.reset();
     Context ctx(step_arena);
+    ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size());
     Tensor tokens = ctx.alloc({n}, DType::I32);
     std::copy(last.begin(), last.end(), tokens.i32());
@@ -110,13 +115,17 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
-                                                 const SearchOptions& o) {
+                                                 const SearchOptions& o, SearchArenas* arenas) {
   if (o.beam < 1) fail("--beam must be at least 1, got {}", o.beam);
   if (o.nbest < 1 || o.nbest > o.beam)
     fail("--nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size, k = o.beam;
-  Arena encode_arena, step_arena;
+  SearchArenas own;
+  Arena& step_arena = (arenas ? *arenas : own).step;
+  Arena& encode_arena = (arenas ? *arenas : own).encode;
+  encode_arena.reset();
   Context ectx(encode_arena);
+  ectx.inference = true;
   Encoded enc = encode(model, ectx, src, o);
   DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, k);
 
@@ -140,6 +149,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
   for (int64_t step = 0; !active.empty(); ++step) {
     step_arena.reset();
     Context ctx(step_arena);
+    ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size()) * k;
     Tensor tokens = ctx.alloc({n}, DType::I32);
     for (int64_t r = 0; r < n; ++r) {

@@ -32,12 +32,20 @@ float length_penalty(int64_t length, float alpha);
 // The most output tokens (EOS excluded) for a source of `source_tokens` tokens.
 int64_t max_output_length(int64_t source_tokens, const SearchOptions& options);
 
+// Where a search keeps the encoder output with the decoder cache, and each step's activations.
+// Passing the same arenas to every batch reuses their memory instead of asking the system again.
+struct SearchArenas {
+  Arena encode, step;
+};
+
 // src: I32 [B, Ls], right-padded with PAD. For each sentence, up to `nbest` hypotheses, best first.
 std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
-                                                 const SearchOptions& options);
+                                                 const SearchOptions& options,
+                                                 SearchArenas* arenas = nullptr);
 // Picks the most probable token at every step (no length penalty in the choice; the score is
 // normalised the same way). Uses options.max_len_a/b, alpha and constrain.
 std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
-                                      const SearchOptions& options);
+                                      const SearchOptions& options,
+                                      SearchArenas* arenas = nullptr);
 
 }  // namespace transduce

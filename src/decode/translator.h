@@ -39,6 +39,7 @@ class Translator {
   Transformer& model_;
   const Tokenizer& tokenizer_;
   TranslateOptions options_;
+  SearchArenas arenas_;  // reused by every batch
 };
 
 }  // namespace transduce

@@ -60,9 +60,15 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& 
   q_ = q_proj.forward(ctx, xq);
   k_ = keys;
   v_ = values;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
+  if (ctx.inference) {  // nothing to keep for backward: one fused pass
+    Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
+    ops::attention_inference(q_, keys, values, lk, heads_, scale, key_pad, causal, causal_offset,
+                             context);
+    return out_proj.forward(ctx, context);
+  }
 
   probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
   ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, d_k_, heads_),
                  heads_of(k_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,
                  heads_);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "core/arena.h"
 
@@ -20,6 +21,22 @@ struct Context {
   bool training;
   uint64_t seed;
   uint64_t stream = 0;
+  // Set by decoding: no backward will run, so a layer's intermediates may be given back.
+  bool inference = false;
 };
+
+// Runs f(); under ctx.inference, gives back everything f allocated except its result, which moves
+// to where f's allocations began. Keeps a deep stack of layers at one layer's activations.
+template <class F>
+Tensor keep_result_only(Context& ctx, F&& f) {
+  if (!ctx.inference) return f();
+  const Arena::Mark start = ctx.arena.mark();
+  const Tensor out = f();
+  ctx.arena.release(start);
+  Tensor kept = ctx.alloc(out.shape(), out.dtype());
+  // Host memory (decoding runs on the CPU); the two may overlap.
+  if (kept.raw() != out.raw()) std::memmove(kept.raw(), out.raw(), out.nbytes());
+  return kept;
+}
 
 }  // namespace transduce

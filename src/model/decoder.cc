@@ -40,10 +40,13 @@ Tensor DecoderLayer::step(Context& ctx, const Tensor& y, LayerCache& cache, int6
   Tensor h1 = self_res.leave(ctx, y,
                              self_attn.attend(ctx, s_in, cache.self_keys, cache.self_values,
                                               position + 1, Tensor(), false, 0));
+  // The rows of a sentence's group are its queries over its one copy of the encoder's keys.
   Tensor c_in = cross_res.enter(ctx, h1);
-  Tensor h2 = cross_res.leave(ctx, h1,
-                              cross_attn.attend(ctx, c_in, cache.cross_keys, cache.cross_values,
-                                                cache.cross_keys.dim(1), src_pad, false, 0));
+  const int64_t sentences = cache.cross_keys.dim(0), group = y.dim(0) / sentences;
+  Tensor cross = cross_attn.attend(ctx, c_in.reshape({sentences, group, c_in.dim(2)}),
+                                   cache.cross_keys, cache.cross_values, cache.cross_keys.dim(1),
+                                   src_pad, false, 0);
+  Tensor h2 = cross_res.leave(ctx, h1, cross.reshape(h1.shape()));
   return ffn_res.leave(ctx, h2, ffn.forward(ctx, ffn_res.enter(ctx, h2)));
 }
 
@@ -79,7 +82,8 @@ Tensor Decoder::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) 
 Tensor Decoder::step(Context& ctx, const Tensor& y, DecoderCache& cache) {
   Tensor h = y;
   for (size_t i = 0; i < layers.size(); ++i)
-    h = layers[i]->step(ctx, h, cache.layers[i], cache.length, cache.src_pad);
+    h = keep_result_only(
+        ctx, [&] { return layers[i]->step(ctx, h, cache.layers[i], cache.length, cache.src_pad); });
   return final_norm ? final_norm->forward(ctx, h) : h;
 }
 

@@ -37,7 +37,8 @@ Encoder::Encoder(const ModelConfig& c) {
 
 Tensor Encoder::forward(Context& ctx, const Tensor& x, const Tensor& src_pad) {
   Tensor h = x;
-  for (auto& layer : layers) h = layer->forward(ctx, h, src_pad);
+  for (auto& layer : layers)
+    h = keep_result_only(ctx, [&] { return layer->forward(ctx, h, src_pad); });
   return final_norm ? final_norm->forward(ctx, h) : h;
 }
 

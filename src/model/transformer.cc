@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -87,26 +88,25 @@ Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt
 
 DecoderCache Transformer::start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,
                                          int64_t capacity, int64_t repeat) {
-  const int64_t batch = memory.dim(0), ls = memory.dim(1);
   if (capacity > config_.max_positions)
     fail("decoding {} positions is past the model's {} positions", capacity, config_.max_positions);
   DecoderCache cache;
   cache.capacity = capacity;
-  Tensor index = Tensor::empty({batch * repeat}, DType::I32);
-  for (int64_t i = 0; i < batch * repeat; ++i) index.i32()[i] = static_cast<int32_t>(i / repeat);
-  Tensor rows_memory = ctx.alloc({batch * repeat, ls, memory.dim(2)});
-  ops::gather_rows(memory, index, rows_memory);
-  cache.src_pad = Tensor::empty({batch * repeat, ls}, DType::U8);
-  ops::gather_rows(src_pad, index, cache.src_pad);
-  const int64_t n = batch * repeat, hk = int64_t{config_.heads} * config_.d_k,
+  cache.group = repeat;
+  cache.src_pad = ctx.alloc(src_pad.shape(), DType::U8);  // select() compacts it in place
+  cache.src_pad.copy_from(src_pad);
+  const int64_t n = memory.dim(0) * repeat, hk = int64_t{config_.heads} * config_.d_k,
                 hv = int64_t{config_.heads} * config_.d_v;
   for (auto& layer : decoder.layers) {
     LayerCache c;
-    c.self_keys = Tensor::empty({n, capacity, hk});
-    c.self_values = Tensor::empty({n, capacity, hv});
-    auto [keys, values] = layer->cross_attn.keys_values(ctx, rows_memory);
-    c.cross_keys = keys.clone();
-    c.cross_values = values.clone();
+    for (int i = 0; i < 2; ++i) {
+      c.key_buffers[i] = ctx.alloc({n, capacity, hk});
+      c.value_buffers[i] = ctx.alloc({n, capacity, hv});
+    }
+    c.self_keys = c.key_buffers[0];
+    c.self_values = c.value_buffers[0];
+    // Once per sentence, whatever `repeat` is (see kv_cache.h).
+    std::tie(c.cross_keys, c.cross_values) = layer->cross_attn.keys_values(ctx, memory);
     cache.layers.push_back(std::move(c));
   }
   return cache;

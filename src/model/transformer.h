@@ -42,7 +42,8 @@ class Transformer {
   Tensor decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad, const Tensor& memory,
                 const Tensor& src_pad);  // logits [B, Lt, V]
   // Incremental decoding. start_decoding prepares a cache for up to `capacity` target positions
-  // from the encoder output, each sentence repeated `repeat` times in a row (beam search);
+  // from the encoder output, each sentence repeated `repeat` times in a row (beam search); the
+  // cache lives in ctx's arena, which must outlast the decoding;
   // decode_step takes the tokens [N] at position cache.length, returns logits [N, V] and
   // extends the cache. Both are inference only (no dropout, no backward).
   DecoderCache start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,

@@ -34,6 +34,14 @@ void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 // `causal`, when j > i + causal_offset for query i. A row with every key hidden becomes zeros.
 void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
                     bool causal, int64_t causal_offset);
+// Attention for inference in one pass, without materialising the probabilities: for sentence b,
+// head h, query i, context[b, i, h] = softmax_j(scale * q[b, i, h] . keys[b, j, h]) values[b, j, h]
+// over the first lk keys, masked as masked_softmax masks (a fully masked query gets zeros).
+// q [B, Lq, H*dk], keys [B, C, H*dk], values [B, C, H*dv] with C >= lk (a cache's capacity),
+// context [B, Lq, H*dv].
+void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& values, int64_t lk,
+                         int64_t heads, float scale, const Tensor& key_pad, bool causal,
+                         int64_t causal_offset, const Tensor& context);
 // dscores (in: dL/dprobs, out: dL/dscores * scale), from the saved probs.
 void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale);
 
@@ -74,6 +82,8 @@ void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 // dst[i] = src[rows[i]] over the first dimension (rows I32 [M]); only the first `prefix` elements
 // of each row are copied when prefix >= 0 (a key/value cache's filled positions).
 void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64_t prefix = -1);
+// In place: t[i] = t[rows[i]] for strictly increasing rows (I32 [M]); returns t's first M rows.
+Tensor compact_rows(const Tensor& t, const Tensor& rows);
 // cache [N, C, w] at position p, for every row n: cache[n, p, :] = src[n, :] (src [N, 1, w] or [N,
 // w]).
 void write_position(const Tensor& src, const Tensor& cache, int64_t position);

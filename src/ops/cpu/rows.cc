@@ -32,6 +32,21 @@ void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64
     std::memcpy(pd + i * row_elems * elem, ps + idx[i] * row_elems * elem, copy * elem);
 }
 
+Tensor compact_rows(const Tensor& t, const Tensor& rows) {
+  require_cpu({&t, &rows});
+  TD_CHECK(t.ndim() >= 1 && t.is_contiguous(), "compact_rows of {}", t.shape().str());
+  const int64_t m = rows.numel(), row_bytes = t.dim(0) ? t.nbytes() / t.dim(0) : 0;
+  const int32_t* idx = rows.i32();
+  char* p = static_cast<char*>(t.raw());
+  for (int64_t i = 0; i < m; ++i) {
+    TD_CHECK(idx[i] >= (i == 0 ? 0 : idx[i - 1] + 1) && idx[i] < t.dim(0),
+             "compact_rows: row {} at {} of {} rows, not increasing", idx[i], i, t.dim(0));
+    // Sequential and increasing: row idx[i] >= i has not been overwritten yet.
+    if (idx[i] != i) std::memcpy(p + i * row_bytes, p + idx[i] * row_bytes, row_bytes);
+  }
+  return t.slice_rows(0, m);
+}
+
 void write_position(const Tensor& src, const Tensor& cache, int64_t position) {
   require_cpu({&src, &cache});
   TD_CHECK(cache.ndim() == 3 && src.dim(0) == cache.dim(0) &&
