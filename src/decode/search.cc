@@ -65,8 +65,8 @@ int64_t max_output_length(int64_t source_tokens, const SearchOptions& o) {
              o.max_len_b);
 }
 
-std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
-                                      const SearchOptions& o, SearchArenas* arenas) {
+std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, const SearchOptions& o,
+                                      SearchArenas* arenas) {
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
   SearchArenas own;
   Arena& step_arena = (arenas ? *arenas : own).step;

@@ -45,7 +45,6 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
 // Picks the most probable token at every step (no length penalty in the choice; the score is
 // normalised the same way). Uses options.max_len_a/b, alpha and constrain.
 std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
-                                      const SearchOptions& options,
-                                      SearchArenas* arenas = nullptr);
+                                      const SearchOptions& options, SearchArenas* arenas = nullptr);
 
 }  // namespace transduce

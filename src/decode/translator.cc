@@ -70,7 +70,8 @@ std::vector<std::vector<Translation>> Translator::translate(
     }
     std::vector<std::vector<Hypothesis>> found;
     if (options_.search.beam == 1 && options_.search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(model_, src, options_.search, &arenas_)) found.push_back({h});
+      for (Hypothesis& h : greedy_search(model_, src, options_.search, &arenas_))
+        found.push_back({h});
     } else {
       found = beam_search(model_, src, options_.search, &arenas_);
     }

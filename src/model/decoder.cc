@@ -43,9 +43,9 @@ Tensor DecoderLayer::step(Context& ctx, const Tensor& y, LayerCache& cache, int6
   // The rows of a sentence's group are its queries over its one copy of the encoder's keys.
   Tensor c_in = cross_res.enter(ctx, h1);
   const int64_t sentences = cache.cross_keys.dim(0), group = y.dim(0) / sentences;
-  Tensor cross = cross_attn.attend(ctx, c_in.reshape({sentences, group, c_in.dim(2)}),
-                                   cache.cross_keys, cache.cross_values, cache.cross_keys.dim(1),
-                                   src_pad, false, 0);
+  Tensor cross =
+      cross_attn.attend(ctx, c_in.reshape({sentences, group, c_in.dim(2)}), cache.cross_keys,
+                        cache.cross_values, cache.cross_keys.dim(1), src_pad, false, 0);
   Tensor h2 = cross_res.leave(ctx, h1, cross.reshape(h1.shape()));
   return ffn_res.leave(ctx, h2, ffn.forward(ctx, ffn_res.enter(ctx, h2)));
 }

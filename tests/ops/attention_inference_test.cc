@@ -40,9 +40,9 @@ TEST_P(FusedAttention, EqualsTheUnfusedPath) {
   Tensor pad;
   if (c.pad) {
     pad = Tensor::zeros({c.batch, c.lk}, DType::U8);
-    for (int64_t j = c.lk - 2; j < c.lk; ++j) pad.u8()[j] = 1;       // sentence 0: last two
-    for (int64_t j = 0; j < c.lk; ++j) pad.u8()[c.lk + j] = 1;       // sentence 1: every key
-    pad.u8()[(c.batch - 1) * c.lk] = 1;                              // last: the first key
+    for (int64_t j = c.lk - 2; j < c.lk; ++j) pad.u8()[j] = 1;  // sentence 0: last two
+    for (int64_t j = 0; j < c.lk; ++j) pad.u8()[c.lk + j] = 1;  // sentence 1: every key
+    pad.u8()[(c.batch - 1) * c.lk] = 1;                         // last: the first key
   }
 
   Arena a1, a2;
@@ -62,11 +62,11 @@ TEST_P(FusedAttention, EqualsTheUnfusedPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Masks, FusedAttention,
-    ::testing::Values(Case{3, 4, 6, 6, false, false, 0},  // encoder-like
-                      Case{3, 4, 6, 6, true, false, 0},   // source padding, a fully hidden row
-                      Case{2, 5, 5, 5, false, true, 0},   // causal self-attention
-                      Case{3, 2, 9, 6, true, true, 3},    // a cache longer than its use
-                      Case{4, 1, 8, 7, false, false, 0},  // one query per row (greedy step)
+    ::testing::Values(Case{3, 4, 6, 6, false, false, 0},      // encoder-like
+                      Case{3, 4, 6, 6, true, false, 0},       // source padding, a fully hidden row
+                      Case{2, 5, 5, 5, false, true, 0},       // causal self-attention
+                      Case{3, 2, 9, 6, true, true, 3},        // a cache longer than its use
+                      Case{4, 1, 8, 7, false, false, 0},      // one query per row (greedy step)
                       Case{40, 3, 30, 30, true, false, 0}));  // large enough to run threaded
 
 }  // namespace

@@ -59,15 +59,16 @@ TEST(Trainer, LearnsToReverseStrings) {
   Transformer model(tiny_config());
   model.init_parameters(1);
   TrainOptions o = quick_options();
-  o.max_steps = 700;
+  o.max_steps = 900;
   Trainer trainer(model, train, &valid, o);
   std::vector<TrainLog> logs;
   trainer.run([&](const TrainLog& l) { logs.push_back(l); });
   ASSERT_FALSE(logs.empty());
-  EXPECT_EQ(trainer.step(), 700);
+  EXPECT_EQ(trainer.step(), 900);
   EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
   const TrainLog v = trainer.validate();
-  EXPECT_LT(v.loss, 0.05) << "validation loss after 700 updates";
+  // 700 updates reached ~0.045-0.053 depending on rounding in the kernels: too close to the bar.
+  EXPECT_LT(v.loss, 0.05) << "validation loss after 900 updates";
   EXPECT_LT(v.perplexity, 1.06);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -66,7 +67,7 @@ void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& valu
         float sum = 0;
         for (int64_t j = 0; j < visible; ++j) {
           if (prow && prow[j]) continue;
-          p[j] = std::exp(p[j] - mx);
+          p[j] = fast_exp(p[j] - mx);
           sum += p[j];
         }
         const float inv = 1.0f / sum;

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -25,12 +26,13 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
     const float* row = pl + r * vocab;
     float mx = row[0];
     for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, row[j]);
-    double sum_exp = 0, sum_logit = 0;
+    float sum_exp = 0, sum_logit = 0;
+#pragma omp simd reduction(+ : sum_exp, sum_logit)
     for (int64_t j = 0; j < vocab; ++j) {
-      sum_exp += std::exp(row[j] - mx);
+      sum_exp += fast_exp(row[j] - mx);
       sum_logit += row[j];
     }
-    const double l = mx + std::log(sum_exp);
+    const double l = mx + std::log(double{sum_exp});
     plse[r] = static_cast<float>(l);
     if (pt[r] == pad_id) continue;
     const double nll_r = l - row[pt[r]];
@@ -59,7 +61,8 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad
       continue;
     }
     const float l = plse[r];
-    for (int64_t j = 0; j < vocab; ++j) row[j] = grad_scale * (std::exp(row[j] - l) - uniform);
+#pragma omp simd
+    for (int64_t j = 0; j < vocab; ++j) row[j] = grad_scale * (fast_exp(row[j] - l) - uniform);
     row[pt[r]] -= grad_scale * (1.0f - eps);
   }
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -71,9 +72,11 @@ void log_softmax(const Tensor& x, const Tensor& out) {
     const float* row = px + r * n;
     float mx = row[0];
     for (int64_t j = 1; j < n; ++j) mx = std::max(mx, row[j]);
-    double sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - mx);
-    const float lse = mx + static_cast<float>(std::log(sum));
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += fast_exp(row[j] - mx);
+    const float lse = mx + std::log(sum);
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) po[r * n + j] = row[j] - lse;
   }
 }

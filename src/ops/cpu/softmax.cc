@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -38,10 +39,19 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
       continue;
     }
     float sum = 0;
-    for (int64_t j = 0; j < visible; ++j) {
-      float e = (prow && prow[j]) ? 0.0f : std::exp(row[j] - mx);
-      row[j] = e;
-      sum += e;
+    if (prow) {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < visible; ++j) {
+        const float e = prow[j] ? 0.0f : fast_exp(row[j] - mx);
+        row[j] = e;
+        sum += e;
+      }
+    } else {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < visible; ++j) {
+        row[j] = fast_exp(row[j] - mx);
+        sum += row[j];
+      }
     }
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
