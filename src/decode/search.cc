@@ -163,30 +163,40 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
     for (size_t a = 0; a < active.size(); ++a) {
       const int32_t s = active[a];
       std::vector<Live>& beams = live[s];
-      // The best 2k continuations over all k beams: enough to find k that do not end.
+      // The best 2k continuations over all k beams: enough to find k that do not end. Each beam's
+      // best `top` tokens are found in one scan of its row, then the k short lists are merged.
+      std::vector<Hypothesis>& done = finished[s];
+      int64_t slots = k - static_cast<int64_t>(done.size());
+      const size_t top = 2 * static_cast<size_t>(slots);
+      auto better = [](const Candidate& x, const Candidate& y) {
+        if (x.total != y.total) return x.total > y.total;
+        return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
+      };
       candidates.clear();
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
         float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
         restrict_row(row, vocab, s, step, enc.max_len[s], o);
-        for (int32_t v = 0; v < vocab; ++v)
-          if (std::isfinite(row[v]))
-            candidates.push_back({beams[j].log_prob + row[v], static_cast<int32_t>(j), v});
+        const size_t first = candidates.size();
+        for (int32_t v = 0; v < vocab; ++v) {
+          const float total = beams[j].log_prob + row[v];
+          // Tokens come in increasing order: a tie with the worst kept one loses to it.
+          const bool full = candidates.size() - first == top;
+          if (!std::isfinite(row[v]) || (full && total <= candidates.back().total)) continue;
+          if (full) candidates.pop_back();
+          const Candidate c{total, static_cast<int32_t>(j), v};
+          candidates.insert(std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first),
+                                             candidates.end(), c, better),
+                            c);
+        }
       }
-      // Each ended hypothesis takes one of the sentence's k places for good: `slots` are left.
-      std::vector<Hypothesis>& done = finished[s];
-      int64_t slots = k - static_cast<int64_t>(done.size());
-      const size_t top = std::min<size_t>(candidates.size(), 2 * static_cast<size_t>(slots));
-      auto better = [](const Candidate& x, const Candidate& y) {
-        if (x.total != y.total) return x.total > y.total;
-        return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
-      };
-      std::partial_sort(candidates.begin(), candidates.begin() + top, candidates.end(), better);
+      std::sort(candidates.begin(), candidates.end(), better);
+      const size_t top_all = std::min(candidates.size(), top);
 
       std::vector<Live> next;
       std::vector<int32_t> parents;
       const int64_t eligible = slots;  // an ending counts only among the best `slots` candidates
-      for (size_t c = 0; c < top && static_cast<int64_t>(next.size()) < slots; ++c) {
+      for (size_t c = 0; c < top_all && static_cast<int64_t>(next.size()) < slots; ++c) {
         const Candidate& cand = candidates[c];
         const Live& parent = beams[cand.beam];
         if (cand.token == kEosId) {
