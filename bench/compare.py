@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """transduce against PyTorch on the workloads of ../shared/BENCHMARKS.md, side by side in one run.
 
-    bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick]
+    bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick] [--facts]
 
 For each workload it runs `transduce bench ...` and bench/pytorch_reference.py one after the other
-(alternating, `--rounds` times, keeping each side's best), both with the same threads and
-OMP_WAIT_POLICY=passive, and measures each process's peak resident memory. It prints a table and
-ends with one `name value` line per figure (train_tiny_ratio, train_base_ratio, train_base25k_ratio,
-decode_greedy_ratio, decode_beam4_ratio, mfu_base, rss_base_ratio, ...). `--quick` runs only the
-tiny workloads (a smoke test of the script, not a measurement).
+(alternating, `--rounds` times, keeping each side's best) with the same number of threads, and
+measures each process's peak resident memory. Each side gets its best thread setting: PyTorch
+runs OpenMP (its own kernels) beside OpenBLAS's pthread pool (its GEMMs), two pools that must not
+spin against each other, so it gets OMP_WAIT_POLICY=passive; transduce drives OpenBLAS's OpenMP
+build from the one OpenMP pool, so it keeps libgomp's default (spin briefly, then sleep). It
+prints a table and ends with one `name value` line per figure (train_tiny_ratio,
+train_base_ratio, train_base25k_ratio, decode_greedy_ratio, decode_beam4_ratio, mfu_base,
+rss_base_ratio, ...). `--quick` runs only the tiny workloads (a smoke test of the script, not a
+measurement). `--facts` also measures, on PyTorch's tiny training step, what OpenBLAS's thread
+count at load and a spinning OpenMP pool do to it.
 """
 
 import argparse
@@ -39,9 +44,12 @@ def main():
     p.add_argument("--transduce", type=Path, default=REPO / "build" / "transduce")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with Debian's torch")
     p.add_argument("--quick", action="store_true", help="tiny workloads only")
+    p.add_argument("--facts", action="store_true",
+                   help="also measure PyTorch under other thread settings")
     args = p.parse_args()
 
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    torch_env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    our_env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     ours = [args.transduce, "--threads", args.threads, "bench"]
     torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
              "--json"]
@@ -71,7 +79,7 @@ def main():
     for name, our_cmd, torch_cmd, (our_key, torch_key) in workloads:
         best = {"ours": None, "torch": None}
         for _ in range(args.rounds):
-            for side, cmd in (("ours", our_cmd), ("torch", torch_cmd)):
+            for side, cmd, env in (("ours", our_cmd, our_env), ("torch", torch_cmd, torch_env)):
                 j, rss = run_child(cmd, env)
                 if side == "ours" and "runs" in j:
                     j = dict(j, **j["runs"][0])
@@ -105,8 +113,30 @@ def main():
     summary[f"mfu_{main_model[6:]}"] = results[main_model]["ours"]["json"]["mfu"]
     summary[f"rss_{main_model[6:]}_ratio"] = (results[main_model]["ours"]["rss_mb"] /
                                               results[main_model]["torch"]["rss_mb"])
+    if args.facts:
+        summary.update(thread_facts(torch, args.threads))
     for k, v in summary.items():
         print(f"{k} {v:.3f}")
+
+
+def thread_facts(torch, threads):
+    """PyTorch's tiny training step under other thread settings than its fair one."""
+    def train(env_changes, extra=()):
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", **env_changes)
+        j, _ = run_child([*torch, *extra, "train", "--preset", "tiny", "--steps", 3], env)
+        print(f"  torch train_tiny {env_changes} {list(extra)}: {j['tokens_per_second']:.0f} "
+              f"tok/s, sgemm {j['sgemm_gflops']:.0f} GFLOP/s", file=sys.stderr, flush=True)
+        return j
+    fair = train({})
+    one_blas = train({}, ["--blas-threads", 1])
+    spinning = train({"OMP_WAIT_POLICY": "active"})
+    print(f"\nPyTorch, {threads} threads: OpenBLAS sized 1 at load gives sgemm "
+          f"{one_blas['sgemm_gflops']:.0f} vs {fair['sgemm_gflops']:.0f} GFLOP/s; OpenMP spinning "
+          f"beside OpenBLAS's pool: {spinning['tokens_per_second']:.0f} vs "
+          f"{fair['tokens_per_second']:.0f} tok/s passive")
+    return {"fact_sgemm_blas1_over_blas_n": one_blas["sgemm_gflops"] / fair["sgemm_gflops"],
+            "fact_torch_spinning_over_passive":
+                spinning["tokens_per_second"] / fair["tokens_per_second"]}
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ class SplitMix64:
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--blas-threads", type=int,
+                   help="OpenBLAS's pool, fixed when it loads (default: --threads)")
     p.add_argument("--json", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="training steps (BENCHMARKS.md, training step)")
@@ -68,8 +70,9 @@ def parse_args():
 
 ARGS = parse_args() if __name__ == "__main__" else None
 if ARGS is not None:
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(ARGS.threads)
+    os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.blas_threads or ARGS.threads)
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import torch  # noqa: E402  (after the thread settings)
@@ -273,7 +276,9 @@ def run_train(args):
     sgemm = sgemm_gflops()
     model_gflops = flops / step_time / 1e9
     return {"implementation": "pytorch", "torch": torch.__version__, "preset": args.preset,
-            "threads": torch.get_num_threads(), "steps": steps, "step_seconds": step_time,
+            "threads": torch.get_num_threads(),
+            "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
+            "wait_policy": os.environ["OMP_WAIT_POLICY"], "steps": steps, "step_seconds": step_time,
             "tokens_per_second": tokens / step_time, "model_gflops": model_gflops,
             "sgemm_gflops": sgemm, "mfu": model_gflops / sgemm, "loss": float(loss),
             "peak_rss_mb": peak_rss_mb()}

@@ -12,8 +12,8 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
   Shape shape = x.shape();
   shape[shape.ndim() - 1] = out_features();
   Tensor y = ctx.alloc(shape);
-  ops::gemm(x, false, weight.value, true, y);
-  ops::add_bias(y, bias.value);
+  ops::fill_rows(y, bias.value);
+  ops::gemm(x, false, weight.value, true, y, 1.0f, 1.0f);
   return y;
 }
 

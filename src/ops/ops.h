@@ -68,6 +68,9 @@ void axpy(float alpha, const Tensor& b, const Tensor& a);
 void scale(const Tensor& x, float alpha);
 // x[r, :] += bias for every row; dbias += column sums of dy.
 void add_bias(const Tensor& x, const Tensor& bias);
+// x[r, :] = bias for every row: a GEMM then adds into it with beta 1, which spares BLAS its pass
+// over the output (beta 0 zeroes it first) and the separate bias pass.
+void fill_rows(const Tensor& x, const Tensor& bias);
 void bias_grad(const Tensor& dy, const Tensor& dbias);
 
 // out[r] = table[ids[r]] * scale; ids I32. An id outside the table is an error.

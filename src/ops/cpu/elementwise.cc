@@ -120,6 +120,16 @@ void add_bias(const Tensor& x, const Tensor& bias) {
   }
 }
 
+void fill_rows(const Tensor& x, const Tensor& bias) {
+  require_cpu({&x, &bias});
+  const int64_t n = x.cols();
+  TD_CHECK(bias.numel() == n, "fill_rows {} with {}", x.shape().str(), bias.shape().str());
+  float* px = x.f32();
+  const float* pb = bias.f32();
+#pragma omp parallel for schedule(static) if (parallel_worth_it(x.numel()))
+  for (int64_t r = 0; r < x.rows(); ++r) std::copy(pb, pb + n, px + r * n);
+}
+
 void bias_grad(const Tensor& dy, const Tensor& dbias) {
   require_cpu({&dy, &dbias});
   const int64_t n = dy.cols(), rows = dy.rows();
