@@ -53,6 +53,8 @@ def parse_args():
     t.add_argument("--preset", choices=PRESETS, default="tiny")
     t.add_argument("--steps", type=int, help="timed steps (default 10 tiny, 5 base)")
     t.add_argument("--batch", type=int, default=164)
+    t.add_argument("--accum", type=int, default=1,
+                   help="the batch as this many slices, gradients summed before one update")
     t.add_argument("--src-len", type=int, default=25)
     t.add_argument("--tgt-len", type=int, default=25)
     t.add_argument("--vocab", type=int, default=8000)
@@ -261,10 +263,13 @@ def run_train(args):
     for step in range(1, steps + 3):
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        logits = model(src, tgt_in)
-        loss = F.cross_entropy(logits.view(-1, args.vocab), tgt_out.view(-1), ignore_index=PAD,
-                               label_smoothing=0.1)
-        loss.backward()
+        for k in range(args.accum):  # slices as transduce's --accum cuts them
+            rows = slice(args.batch * k // args.accum, args.batch * (k + 1) // args.accum)
+            logits = model(src[rows], tgt_in[rows])
+            # The mean over the whole batch's target tokens (no padding here), summed by slices.
+            loss = F.cross_entropy(logits.view(-1, args.vocab), tgt_out[rows].reshape(-1),
+                                   ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+            (loss / tgt_out.numel()).backward()
         for group in opt.param_groups:
             group["lr"] = noam(step, cfg["d_model"])
         opt.step()
@@ -280,7 +285,8 @@ def run_train(args):
             "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
             "wait_policy": os.environ["OMP_WAIT_POLICY"], "steps": steps, "step_seconds": step_time,
             "tokens_per_second": tokens / step_time, "model_gflops": model_gflops,
-            "sgemm_gflops": sgemm, "mfu": model_gflops / sgemm, "loss": float(loss),
+            "sgemm_gflops": sgemm, "mfu": model_gflops / sgemm,
+            "loss": float(loss) * args.accum / tgt_out.numel(), "accumulate": args.accum,
             "peak_rss_mb": peak_rss_mb()}
 
 

@@ -124,6 +124,10 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
   if (longest > config.max_positions)
     fail("bench train: length {} is over the model's {} positions", longest, config.max_positions);
 
+  if (o.accumulate < 1 || o.accumulate > o.batch_sentences)
+    fail("bench train: --accum must be between 1 and the batch's {} sentences, got {}",
+         o.batch_sentences, o.accumulate);
+
   TrainBenchResult r;
   r.threads = num_threads();
   const Batch batch =
@@ -137,14 +141,32 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
   Adam adam(model.parameters(), AdamOptions{0.9f, 0.98f, 1e-9f});
   Arena arena;
 
+  // The slices of the batch, by sentences; the benchmark batch has no padding, so every target
+  // token counts in the mean the gradient is of.
+  std::vector<Batch> slices;
+  for (int k = 0; k < o.accumulate; ++k) {
+    const int64_t begin = int64_t{o.batch_sentences} * k / o.accumulate;
+    const int64_t end = int64_t{o.batch_sentences} * (k + 1) / o.accumulate;
+    slices.push_back(Batch{batch.src.slice_rows(begin, end), batch.tgt_in.slice_rows(begin, end),
+                           batch.tgt_out.slice_rows(begin, end)});
+  }
+  const float grad_scale = 1.0f / static_cast<float>(batch.tgt_out.numel());
+
   auto step = [&]() {
-    arena.reset();
     model.zero_grad();
-    Context ctx(arena, /*train=*/true, o.dropout_seed + static_cast<uint64_t>(adam.steps()));
-    const ops::CrossEntropySums sums = model.forward(ctx, batch);
-    model.backward(ctx, 1.0f / static_cast<float>(std::max<int64_t>(sums.tokens, 1)));
+    double loss = 0;
+    int64_t tokens = 0;
+    for (size_t k = 0; k < slices.size(); ++k) {
+      arena.reset();
+      Context ctx(arena, /*train=*/true,
+                  o.dropout_seed + static_cast<uint64_t>(adam.steps()) * slices.size() + k);
+      const ops::CrossEntropySums sums = model.forward(ctx, slices[k]);
+      model.backward(ctx, grad_scale);
+      loss += sums.loss;
+      tokens += sums.tokens;
+    }
     adam.step(noam_learning_rate(adam.steps() + 1, config.d_model, o.warmup));
-    return sums.tokens > 0 ? sums.loss / static_cast<double>(sums.tokens) : 0.0;
+    return tokens > 0 ? loss / static_cast<double>(tokens) : 0.0;
   };
 
   for (int i = 0; i < o.warmup_steps; ++i) r.last_loss = step();

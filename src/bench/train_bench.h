@@ -28,11 +28,14 @@ double model_flops_per_step(const ModelConfig& config, int64_t batch, int64_t sr
 
 struct TrainBenchOptions {
   int batch_sentences = 164;
+  // The step's batch as this many consecutive slices, their gradients summed before the one
+  // update (a batch larger than activation memory allows, like `transduce train --accum`).
+  int accumulate = 1;
   int src_len = 25;
   int tgt_len = 25;
   uint64_t data_seed = 1;     // the batch's token ids
   uint64_t init_seed = 1;     // the weights
-  uint64_t dropout_seed = 1;  // step s uses dropout_seed + s
+  uint64_t dropout_seed = 1;  // slice k of step s uses dropout_seed + s * accumulate + k
   int warmup_steps = 2;       // untimed
   int timed_steps = 10;       // BENCHMARKS.md: 10 for tiny, 5 for base
   int warmup = 4000;          // the learning-rate schedule's warmup

@@ -21,6 +21,7 @@ struct TrainBenchFlags {
   ModelFlags model;
   std::optional<int> steps;
   int batch = 164;
+  int accumulate = 1;
   int src_len = 25;
   int tgt_len = 25;
   bool json = false;
@@ -30,6 +31,7 @@ void run_train(const TrainBenchFlags& f) {
   const ModelConfig c = f.model.resolve();
   bench::TrainBenchOptions o;
   o.batch_sentences = f.batch;
+  o.accumulate = f.accumulate;
   o.src_len = f.src_len;
   o.tgt_len = f.tgt_len;
   // BENCHMARKS.md: the median of 10 steps for tiny, 5 for base (and big).
@@ -42,6 +44,7 @@ void run_train(const TrainBenchFlags& f) {
     j["preset"] = f.model.preset;
     j["config"] = c;
     j["batch_sentences"] = o.batch_sentences;
+    j["accumulate"] = o.accumulate;
     j["src_len"] = o.src_len;
     j["tgt_len"] = o.tgt_len;
     j["src_tokens"] = r.src_tokens;
@@ -184,6 +187,11 @@ void register_bench(CLI::App& app) {
   train->add_option("--steps", f->steps, "timed steps (default: 10 for tiny, 5 otherwise)")
       ->check(CLI::PositiveNumber);
   train->add_option("--batch", f->batch, "sentence pairs per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train
+      ->add_option("--accum", f->accumulate,
+                   "run the batch as this many slices, gradients summed before one update")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   train->add_option("--src-len", f->src_len, "source tokens per sentence")
