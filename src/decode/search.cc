@@ -185,9 +185,10 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
           if (!std::isfinite(row[v]) || (full && total <= candidates.back().total)) continue;
           if (full) candidates.pop_back();
           const Candidate c{total, static_cast<int32_t>(j), v};
-          candidates.insert(std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first),
-                                             candidates.end(), c, better),
-                            c);
+          candidates.insert(
+              std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first),
+                               candidates.end(), c, better),
+              c);
         }
       }
       std::sort(candidates.begin(), candidates.end(), better);
