@@ -36,20 +36,27 @@ void restrict_row(float* logp, int64_t vocab, int64_t sentence, int64_t step, in
 }
 
 struct Encoded {
-  Tensor memory, src_pad;
+  DecoderCache cache;
   std::vector<int64_t> max_len;
-  int64_t capacity = 1;
 };
 
-Encoded encode(Transformer& model, Context& ctx, const Tensor& src, const SearchOptions& o) {
+// The encoder pass and the decoder cache (`group` rows per sentence), in the encode arena, which
+// starts empty and must outlast the search.
+Encoded encode(Transformer& model, Arena& arena, const Tensor& src, const SearchOptions& o,
+               int64_t group) {
+  arena.reset();
+  Context ctx(arena);
+  ctx.inference = true;
   Encoded e;
-  e.src_pad = model.padding_mask(ctx, src);
-  e.memory = model.encode(ctx, src, e.src_pad);
+  const Tensor src_pad = model.padding_mask(ctx, src);
+  const Tensor memory = model.encode(ctx, src, src_pad);
   const int64_t limit = model.config().max_positions - 1;  // EOS needs a position too
+  int64_t capacity = 1;
   for (int64_t b = 0; b < src.dim(0); ++b) {
     e.max_len.push_back(std::min(max_output_length(source_tokens(src, b), o), limit));
-    e.capacity = std::max(e.capacity, e.max_len.back() + 1);
+    capacity = std::max(capacity, e.max_len.back() + 1);
   }
+  e.cache = model.start_decoding(ctx, memory, src_pad, capacity, group);
   return e;
 }
 
@@ -69,21 +76,17 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, con
                                       SearchArenas* arenas) {
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
   SearchArenas own;
-  Arena& step_arena = (arenas ? *arenas : own).step;
-  Arena& encode_arena = (arenas ? *arenas : own).encode;
-  encode_arena.reset();
-  Context ectx(encode_arena);
-  ectx.inference = true;
-  Encoded enc = encode(model, ectx, src, o);
-  DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, 1);
+  SearchArenas& use = arenas ? *arenas : own;
+  Encoded enc = encode(model, use.encode, src, o, 1);
+  DecoderCache& cache = enc.cache;
 
   std::vector<Hypothesis> out(batch);
   std::vector<int32_t> active(batch);  // sentence of each cache row
   std::iota(active.begin(), active.end(), 0);
   std::vector<int32_t> last(batch, kBosId);
   for (int64_t step = 0; !active.empty(); ++step) {
-    step_arena.reset();
-    Context ctx(step_arena);
+    use.step.reset();
+    Context ctx(use.step);
     ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size());
     Tensor tokens = ctx.alloc({n}, DType::I32);
@@ -121,13 +124,9 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
     fail("--nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size, k = o.beam;
   SearchArenas own;
-  Arena& step_arena = (arenas ? *arenas : own).step;
-  Arena& encode_arena = (arenas ? *arenas : own).encode;
-  encode_arena.reset();
-  Context ectx(encode_arena);
-  ectx.inference = true;
-  Encoded enc = encode(model, ectx, src, o);
-  DecoderCache cache = model.start_decoding(ectx, enc.memory, enc.src_pad, enc.capacity, k);
+  SearchArenas& use = arenas ? *arenas : own;
+  Encoded enc = encode(model, use.encode, src, o, k);
+  DecoderCache& cache = enc.cache;
 
   struct Live {
     std::vector<int32_t> tokens;
@@ -147,8 +146,8 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
   };
   std::vector<Candidate> candidates;
   for (int64_t step = 0; !active.empty(); ++step) {
-    step_arena.reset();
-    Context ctx(step_arena);
+    use.step.reset();
+    Context ctx(use.step);
     ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size()) * k;
     Tensor tokens = ctx.alloc({n}, DType::I32);

@@ -66,10 +66,8 @@ void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tenso
 void add(const Tensor& a, const Tensor& b, const Tensor& out);
 void axpy(float alpha, const Tensor& b, const Tensor& a);
 void scale(const Tensor& x, float alpha);
-// x[r, :] += bias for every row; dbias += column sums of dy.
-void add_bias(const Tensor& x, const Tensor& bias);
 // x[r, :] = bias for every row: a GEMM then adds into it with beta 1, which spares BLAS its pass
-// over the output (beta 0 zeroes it first) and the separate bias pass.
+// over the output (beta 0 zeroes it first) and a separate bias pass. dbias += column sums of dy.
 void fill_rows(const Tensor& x, const Tensor& bias);
 void bias_grad(const Tensor& dy, const Tensor& dbias);
 

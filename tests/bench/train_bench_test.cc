@@ -15,6 +15,18 @@ ModelConfig bench_config(const char* preset) {
   return c;
 }
 
+// A model small enough to run whole benchmark steps in a test.
+ModelConfig small_config() {
+  ModelConfig c = ModelConfig::preset("tiny");
+  c.layers = 1;
+  c.d_model = 16;
+  c.d_ff = 32;
+  c.heads = 2;
+  c.d_k = c.d_v = 8;
+  c.vocab_size = 50;
+  return c;
+}
+
 TEST(TrainBench, FlopsMatchBenchmarksMd) {
   EXPECT_NEAR(model_flops_per_step(bench_config("tiny"), 164, 25, 25), 188.6e9, 0.05e9);
   EXPECT_NEAR(model_flops_per_step(bench_config("base"), 164, 25, 25), 1195.5e9, 0.05e9);
@@ -92,13 +104,7 @@ TEST(TrainBench, BatchDrawsFromOneSplitMixStreamInDocumentedOrder) {
 }
 
 TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
-  ModelConfig c = ModelConfig::preset("tiny");
-  c.layers = 1;
-  c.d_model = 16;
-  c.d_ff = 32;
-  c.heads = 2;
-  c.d_k = c.d_v = 8;
-  c.vocab_size = 50;
+  ModelConfig c = small_config();
   TrainBenchOptions o;
   o.batch_sentences = 4;
   o.src_len = 5;
@@ -123,13 +129,7 @@ TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
 // Without dropout, three slices with summed gradients are the same updates as the whole batch:
 // after five updates the losses agree to rounding, and differ from a run with other updates.
 TEST(TrainBench, AccumulatedSlicesEqualTheWholeBatch) {
-  ModelConfig c = ModelConfig::preset("tiny");
-  c.layers = 1;
-  c.d_model = 16;
-  c.d_ff = 32;
-  c.heads = 2;
-  c.d_k = c.d_v = 8;
-  c.vocab_size = 50;
+  ModelConfig c = small_config();
   c.dropout = c.attention_dropout = c.relu_dropout = 0.0f;
   TrainBenchOptions o;
   o.batch_sentences = 7;  // slices of 2, 2 and 3 sentences

@@ -26,13 +26,7 @@ void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& valu
            "attention_inference q {} keys {} values {} over {} keys, {} heads -> {}",
            q.shape().str(), keys.shape().str(), values.shape().str(), lk, heads,
            context.shape().str());
-  const uint8_t* pad = nullptr;
-  if (key_pad.defined()) {
-    require_cpu({&key_pad});
-    TD_CHECK(key_pad.numel() == batch * lk, "key_pad {} for batch {} keys {}",
-             key_pad.shape().str(), batch, lk);
-    pad = key_pad.u8();
-  }
+  const uint8_t* pad = key_pad_data(key_pad, batch, lk);
   const int64_t dk = q.dim(2) / heads, dv = values.dim(2) / heads;
   const int64_t wq = heads * dk, wv = heads * dv;
   const float* pq = q.f32();

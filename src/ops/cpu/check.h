@@ -24,4 +24,13 @@ inline void require_cpu(std::initializer_list<const Tensor*> ts) {
   }
 }
 
+// The keys' padding mask (U8 [batch, lk], optional) as a pointer: null when undefined.
+inline const uint8_t* key_pad_data(const Tensor& key_pad, int64_t batch, int64_t lk) {
+  if (!key_pad.defined()) return nullptr;
+  require_cpu({&key_pad});
+  TD_CHECK(key_pad.numel() == batch * lk, "key_pad {} for batch {} keys {}", key_pad.shape().str(),
+           batch, lk);
+  return key_pad.u8();
+}
+
 }  // namespace transduce::ops

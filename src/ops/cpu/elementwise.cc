@@ -106,20 +106,6 @@ void scale(const Tensor& x, float alpha) {
   for (int64_t i = 0; i < n; ++i) px[i] *= alpha;
 }
 
-void add_bias(const Tensor& x, const Tensor& bias) {
-  require_cpu({&x, &bias});
-  const int64_t n = x.cols();
-  TD_CHECK(bias.numel() == n, "add_bias {} + {}", x.shape().str(), bias.shape().str());
-  float* px = x.f32();
-  const float* pb = bias.f32();
-#pragma omp parallel for schedule(static) if (parallel_worth_it(x.numel()))
-  for (int64_t r = 0; r < x.rows(); ++r) {
-    float* row = px + r * n;
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) row[j] += pb[j];
-  }
-}
-
 void fill_rows(const Tensor& x, const Tensor& bias) {
   require_cpu({&x, &bias});
   const int64_t n = x.cols();

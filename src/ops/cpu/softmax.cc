@@ -16,13 +16,7 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
   const int64_t lq = scores.rows() / (batch * heads);
   TD_CHECK(lq * batch * heads == scores.rows(), "softmax rows {} for batch {} heads {}",
            scores.rows(), batch, heads);
-  const uint8_t* pad = nullptr;
-  if (key_pad.defined()) {
-    require_cpu({&key_pad});
-    TD_CHECK(key_pad.numel() == batch * lk, "key_pad {} for batch {} keys {}",
-             key_pad.shape().str(), batch, lk);
-    pad = key_pad.u8();
-  }
+  const uint8_t* pad = key_pad_data(key_pad, batch, lk);
   float* s = scores.f32();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(scores.numel()))
   for (int64_t r = 0; r < scores.rows(); ++r) {
