@@ -7,11 +7,15 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 #include "core/error.h"
+#include "core/threads.h"
+#include "dist/gradient_sync.h"
+#include "dist/launch.h"
 #include "text/corpus.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
@@ -28,6 +32,7 @@ struct TrainFlags {
   ModelFlags model;
   std::string src, tgt, valid_src, valid_tgt, vocab_dir, out_dir, resume_dir;
   int max_len = 256;
+  double dist_timeout = 600;
   TrainOptions options;
   CLI::App* cmd = nullptr;
 };
@@ -83,39 +88,57 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--keep", g.keep, o.keep);
 }
 
-void run_train(TrainFlags& f) {
+// Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
+// its vocabulary and config. Returns the checkpoint to resume from, if any.
+std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::string& model_dir) {
+  if (!f.resume_dir.empty()) {
+    std::optional<std::string> checkpoint = latest_checkpoint(model_dir);
+    if (!checkpoint) fail("{}: no complete checkpoint to resume from", model_dir);
+    return checkpoint;
+  }
+  if (!list_checkpoints(model_dir).empty())
+    fail("{} already holds a trained model: use --resume {} or another --out", model_dir,
+         model_dir);
+  fs::create_directories(model_dir);
+  fs::copy_file(fs::path(f.vocab_dir) / "spm.model", fs::path(model_dir) / "spm.model",
+                fs::copy_options::overwrite_existing);
+  const Tokenizer tokenizer((fs::path(model_dir) / "spm.model").string());
+  ModelConfig config = f.model.resolve();
+  config.vocab_size = tokenizer.vocab_size();
+  config.validate();
+  write_model_config(model_dir, config);
+  return std::nullopt;
+}
+
+// The checkpoint rank 0 chose, on every rank: its step goes out (-1 for a new model). This is
+// also where the other ranks wait for rank 0 to set up the model directory.
+std::optional<std::string> share_checkpoint(Communicator& comm, const std::string& model_dir,
+                                            const std::optional<std::string>& chosen) {
+  int64_t step = -1;
+  if (comm.rank() == 0 && chosen) step = read_state(*chosen).at("step").get<int64_t>();
+  comm.broadcast(&step, sizeof(step), "the start (rank 0 preparing the model directory)");
+  if (step < 0) return std::nullopt;
+  if (comm.rank() == 0) return chosen;
+  return (fs::path(model_dir) / "checkpoints" / fmt::format("step-{:08}", step)).string();
+}
+
+void train(TrainFlags& f, Communicator* comm) {
   const bool resume = !f.resume_dir.empty();
   const std::string model_dir = resume ? f.resume_dir : f.out_dir;
   if (model_dir.empty()) fail("give --out MODEL_DIR for a new model or --resume MODEL_DIR");
   if (!resume && f.vocab_dir.empty()) fail("give --vocab DIR (made by `transduce vocab`)");
   if ((f.valid_src.empty()) != (f.valid_tgt.empty()))
     fail("give both --valid-src and --valid-tgt, or neither");
+  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
 
-  ModelConfig config;
-  TrainOptions options = f.options;
   std::optional<std::string> checkpoint;
-  if (resume) {
-    config = read_model_config(model_dir);
-    checkpoint = latest_checkpoint(model_dir);
-    if (!checkpoint) fail("{}: no complete checkpoint to resume from", model_dir);
-  } else {
-    if (!list_checkpoints(model_dir).empty())
-      fail("{} already holds a trained model: use --resume {} or another --out", model_dir,
-           model_dir);
-    fs::create_directories(model_dir);
-    fs::copy_file(fs::path(f.vocab_dir) / "spm.model", fs::path(model_dir) / "spm.model",
-                  fs::copy_options::overwrite_existing);
-  }
+  if (rank == 0) checkpoint = prepare_model_dir(f, model_dir);
+  if (comm) checkpoint = share_checkpoint(*comm, model_dir, checkpoint);
+  const ModelConfig config = read_model_config(model_dir);
   Tokenizer tokenizer((fs::path(model_dir) / "spm.model").string());
-  if (!resume) {
-    config = f.model.resolve();
-    config.vocab_size = tokenizer.vocab_size();
-    config.validate();
-    write_model_config(model_dir, config);
-  } else if (config.vocab_size != tokenizer.vocab_size()) {
+  if (config.vocab_size != tokenizer.vocab_size())
     fail("{}: the model has {} vocabulary entries but spm.model has {}", model_dir,
          config.vocab_size, tokenizer.vocab_size());
-  }
 
   const int max_len = std::min(f.max_len, config.max_positions);
   const std::vector<Example> train = load_examples(f.src, f.tgt, tokenizer, max_len, "training");
@@ -124,45 +147,55 @@ void run_train(TrainFlags& f) {
     valid = load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation");
 
   Transformer model(config);
-  options.out_dir = model_dir;
+  TrainOptions options = f.options;
   std::unique_ptr<Trainer> trainer;
-  if (resume) {
+  if (checkpoint) {
     // The trainer owns the optimizer that load_checkpoint fills, so the saved options are read
     // first, then overridden by the flags this command line sets.
     const nlohmann::json saved = read_state(*checkpoint);
     update_from_json(saved.value("options", nlohmann::json::object()), options);
     apply_given_flags(f, options);
     options.out_dir = model_dir;
-    trainer = std::make_unique<Trainer>(model, train, &valid, options);
+    trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
     trainer->restore(load_checkpoint(*checkpoint, model, trainer->optimizer()));
     spdlog::info("resuming {} at step {}", *checkpoint, trainer->step());
   } else {
+    options.out_dir = model_dir;
     model.init_parameters(options.seed);
-    trainer = std::make_unique<Trainer>(model, train, &valid, options);
+    trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
   }
+  // Every rank starts from rank 0's weights.
+  if (comm) broadcast_parameters(model.parameters(), *comm);
   spdlog::info(
       "model: {} parameters (layers {}, d_model {}, d_ff {}, heads {}, d_k {}, d_v {}, "
-      "vocab {}); {} training pairs, batches of {} tokens x {} accumulated",
+      "vocab {}); {} training pairs, batches of {} tokens x {} accumulated{}",
       config.parameter_count(), config.layers, config.d_model, config.d_ff, config.heads,
-      config.d_k, config.d_v, config.vocab_size, train.size(), options.batch_tokens, options.accum);
+      config.d_k, config.d_v, config.vocab_size, train.size(), options.batch_tokens, options.accum,
+      ranks > 1 ? fmt::format(" x {} ranks ({} thread{} each)", ranks, num_threads(),
+                              num_threads() == 1 ? "" : "s")
+                : "");
 
-  TrainLogFile json_log((fs::path(model_dir) / "train_log.jsonl").string(),
-                        resume ? trainer->step() : -1);
+  std::unique_ptr<TrainLogFile> json_log;
+  if (rank == 0)
+    json_log = std::make_unique<TrainLogFile>((fs::path(model_dir) / "train_log.jsonl").string(),
+                                              checkpoint ? trainer->step() : -1);
   g_running = trainer.get();
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
-  const bool tty = isatty(STDERR_FILENO);
+  // A launcher gives its ranks a terminal even when its own output goes to a file.
+  const bool tty = !comm && isatty(STDERR_FILENO);
   trainer->run(
       [&](const TrainLog& l) {
         if (tty) fmt::print(stderr, "\r\033[K");
-        json_log.write(l);
+        json_log->write(l);
         if (l.validation)
           spdlog::info("valid step {} | loss {:.4f} | ppl {:.2f}", l.step, l.loss, l.perplexity);
         else
           spdlog::info(
-              "step {} | epoch {} | loss {:.4f} | ppl {:.2f} | lr {:.3e} | {:.0f} tok/s | {}",
+              "step {} | epoch {} | loss {:.4f} | ppl {:.2f} | lr {:.3e} | {:.0f} tok/s | {}{}",
               l.step, l.epoch, l.loss, l.perplexity, l.learning_rate, l.tokens_per_second,
-              clock_string(l.elapsed_seconds));
+              clock_string(l.elapsed_seconds),
+              ranks > 1 ? fmt::format(" | sync {:.1f}%", 100 * l.sync_share) : "");
       },
       [&](int64_t step) {
         if (tty)
@@ -172,6 +205,27 @@ void run_train(TrainFlags& f) {
   g_running = nullptr;
   if (tty) fmt::print(stderr, "\r\033[K");
   spdlog::info("saved {} (step {})", model_dir, trainer->step());
+}
+
+void run_train(TrainFlags& f) {
+  std::unique_ptr<Communicator> comm = connect_ranks(f.dist_timeout);
+  if (!comm) return train(f, nullptr);
+  // One of several ranks: only rank 0 reports progress; the ranks of one machine share its cores
+  // unless --threads says otherwise.
+  spdlog::set_default_logger(spdlog::stdout_logger_mt("transduce"));  // no colour codes
+  if (comm->rank() != 0) spdlog::set_level(spdlog::level::warn);
+  if (f.cmd->get_parent()->get_option("--threads")->count() == 0) {
+    const std::optional<LaunchInfo> info = launch_info();
+    set_threads(default_threads_per_rank(info ? info->local_size : 1));
+  }
+  try {
+    train(f, comm.get());
+  } catch (const std::exception& e) {
+    // The other ranks may be waiting in a collective: end them all, with this rank's reason.
+    fmt::print(stderr, "transduce: error: rank {} of {}: {}\n", comm->rank(), comm->size(),
+               e.what());
+    comm->abort(1);
+  }
 }
 
 }  // namespace
@@ -209,6 +263,9 @@ void register_train(CLI::App& app) {
   cmd->add_option("--save-every-minutes", o.save_every_minutes, "minutes between checkpoints")
       ->capture_default_str();
   cmd->add_option("--keep", o.keep, "checkpoints to keep")->capture_default_str();
+  cmd->add_option("--dist-timeout", f->dist_timeout,
+                  "under mpirun: seconds to wait for the other ranks before giving up")
+      ->capture_default_str();
   cmd->callback([f] { run_train(*f); });
 }
 

@@ -1,6 +1,7 @@
 #include "core/threads.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <thread>
 
@@ -9,6 +10,9 @@ extern "C" void openblas_set_num_threads(int);
 namespace transduce {
 
 int num_cores() {
+  // The cores this process may run on (taskset, cgroups, an MPI launcher's binding), else all.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }

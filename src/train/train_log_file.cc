@@ -19,6 +19,7 @@ nlohmann::json train_log_record(const TrainLog& l) {
     j["lr"] = l.learning_rate;
     j["tokens_per_second"] = l.tokens_per_second;
     j["target_tokens"] = l.target_tokens;
+    if (l.sync_share > 0) j["sync_share"] = l.sync_share;  // data-parallel runs only
   }
   return j;
 }

@@ -14,7 +14,8 @@
 namespace transduce {
 
 // {"kind": "train"|"valid", "step", "epoch", "loss", "ppl", "elapsed_seconds", and for training
-// lines "lr", "tokens_per_second", "target_tokens"}.
+// lines "lr", "tokens_per_second", "target_tokens", and in data-parallel runs "sync_share": the
+// share of the time spent summing gradients}.
 nlohmann::json train_log_record(const TrainLog& log);
 
 class TrainLogFile {

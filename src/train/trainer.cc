@@ -63,8 +63,9 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
-                 const std::vector<Example>* valid, TrainOptions options)
-    : model_(model),
+                 const std::vector<Example>* valid, TrainOptions options, Communicator* comm)
+    : comm_(comm ? *comm : single_process_),
+      model_(model),
       train_(train),
       valid_(valid && !valid->empty() ? valid : nullptr),
       options_(std::move(options)),
@@ -74,6 +75,7 @@ Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
   if (options_.warmup < 1) fail("--warmup must be at least 1, got {}", options_.warmup);
   if (options_.max_steps <= 0 && options_.max_epochs <= 0 && options_.max_minutes <= 0)
     fail("training needs a limit: give --max-steps, --max-epochs or --max-minutes");
+  if (comm_.size() > 1) gradient_sync_ = std::make_unique<GradientSync>(model.parameters(), comm_);
 }
 
 nlohmann::json Trainer::state() const {
@@ -114,35 +116,50 @@ const std::vector<int64_t>* Trainer::next_batch() {
   return batch;
 }
 
-bool Trainer::update(double* loss_sum, double* nll_sum, int64_t* tokens, int64_t* all_tokens) {
-  // Gather the update's batches first: the gradient is the mean over all their target tokens.
+bool Trainer::update(Interval& sums) {
+  // Gather the update's batches first: the gradient is the mean over all their target tokens, on
+  // all ranks. Every rank walks the whole plan so that all keep the same position.
+  const int accum = options_.accum, rank = comm_.rank();
   std::vector<Batch> batches;
-  int64_t target_tokens = 0;
-  for (int k = 0; k < options_.accum; ++k) {
+  std::vector<uint64_t> streams;  // the batch's place in the update: its dropout stream
+  double counts[2] = {0, 0};      // target tokens and batches of this rank
+  for (int k = 0; k < comm_.size() * accum; ++k) {
     const std::vector<int64_t>* indices = next_batch();
     if (!indices) break;
-    batches.push_back(batcher_.make_batch(*indices));
-    target_tokens += count_tokens(batches.back().tgt_out);
+    if (k / accum == rank) {
+      batches.push_back(batcher_.make_batch(*indices));
+      streams.push_back(static_cast<uint64_t>(k));
+      counts[0] += static_cast<double>(count_tokens(batches.back().tgt_out));
+      counts[1] += 1;
+    }
     if (++batch_in_epoch_ >= static_cast<int64_t>(plan_.size())) {
       ++epoch_;
       batch_in_epoch_ = 0;
     }
   }
-  if (batches.empty()) return false;
+  comm_.sum(counts, 2, "the token count");
+  if (counts[1] == 0) return false;
 
   model_.zero_grad();
-  const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(target_tokens, 1));
+  const float grad_scale = 1.0f / static_cast<float>(std::max(counts[0], 1.0));
   for (size_t k = 0; k < batches.size(); ++k) {
     arena_.reset();
-    Context ctx(arena_, /*train=*/true, hash_u64(options_.seed, static_cast<uint64_t>(step_), k));
-    const ops::CrossEntropySums sums = model_.forward(ctx, batches[k]);
+    Context ctx(arena_, /*train=*/true,
+                hash_u64(options_.seed, static_cast<uint64_t>(step_), streams[k]));
+    const ops::CrossEntropySums s = model_.forward(ctx, batches[k]);
     model_.backward(ctx, grad_scale);
-    *loss_sum += sums.loss;
-    *nll_sum += sums.nll;
-    *tokens += sums.tokens;
-    *all_tokens += sums.tokens + count_tokens(batches[k].src);
+    sums.loss += s.loss;
+    sums.nll += s.nll;
+    sums.tokens += static_cast<double>(s.tokens);
+    sums.all_tokens += static_cast<double>(s.tokens + count_tokens(batches[k].src));
+  }
+  if (gradient_sync_) {
+    const double start = now_seconds();
+    gradient_sync_->sum();
+    sums.sync_seconds += now_seconds() - start;
   }
   ++step_;
+  ++sums.updates;
   adam_.step(
       noam_learning_rate(step_, model_.config().d_model, options_.warmup, options_.lr_scale));
   return true;
@@ -156,72 +173,97 @@ TrainLog Trainer::validate() {
   log.elapsed_seconds = elapsed();
   if (!valid_) return log;
   Batcher valid_batches(valid_, BatcherOptions{options_.batch_tokens, options_.seed});
-  double loss = 0, nll = 0;
-  int64_t tokens = 0;
-  for (const std::vector<int64_t>& indices : valid_batches.epoch_plan(0)) {
+  // Rank r validates every K-th batch; the sums are added up across ranks.
+  double sums[3] = {0, 0, 0};  // loss, nll, tokens
+  const std::vector<std::vector<int64_t>> plan = valid_batches.epoch_plan(0);
+  for (size_t i = static_cast<size_t>(comm_.rank()); i < plan.size();
+       i += static_cast<size_t>(comm_.size())) {
     arena_.reset();
     Context ctx(arena_, /*train=*/false);
-    const ops::CrossEntropySums sums = model_.forward(ctx, valid_batches.make_batch(indices));
-    loss += sums.loss;
-    nll += sums.nll;
-    tokens += sums.tokens;
+    const ops::CrossEntropySums s = model_.forward(ctx, valid_batches.make_batch(plan[i]));
+    sums[0] += s.loss;
+    sums[1] += s.nll;
+    sums[2] += static_cast<double>(s.tokens);
   }
-  log.loss = loss / std::max<int64_t>(tokens, 1);
-  log.perplexity = std::exp(nll / std::max<int64_t>(tokens, 1));
+  comm_.sum(sums, 3, "the validation sums");
+  log.loss = sums[0] / std::max(sums[2], 1.0);
+  log.perplexity = std::exp(sums[1] / std::max(sums[2], 1.0));
   return log;
 }
 
 void Trainer::save() {
   if (options_.out_dir.empty()) return;
-  save_checkpoint(options_.out_dir, model_, adam_, step_, state(), options_.keep);
+  // The ranks apply the same updates to the same weights; a checkpoint certifies it.
+  if (comm_.size() > 1 && !comm_.agree(parameters_digest(model_.parameters()), "the weights check"))
+    fail("rank {}: the ranks hold different weights at step {}; no checkpoint written",
+         comm_.rank(), step_);
+  if (comm_.rank() == 0)
+    save_checkpoint(options_.out_dir, model_, adam_, step_, state(), options_.keep);
   last_save_time_ = elapsed();
 }
 
 void Trainer::run(const std::function<void(const TrainLog&)>& log,
                   const std::function<void(int64_t)>& progress) {
+  const bool leader = comm_.rank() == 0;
   run_start_ = now_seconds();
   last_save_time_ = elapsed();
   int64_t last_saved_step = step_, last_valid_step = -1;
-  double loss = 0, nll = 0, interval_start = now_seconds();
-  int64_t tokens = 0, all_tokens = 0, updates = 0;
+  double interval_start = now_seconds();
+  Interval interval;
 
   auto report = [&] {
-    if (updates == 0) return;
-    TrainLog l;
-    l.step = step_;
-    l.epoch = (batch_in_epoch_ == 0 ? epoch_ : epoch_ + 1);
-    l.loss = loss / std::max<int64_t>(tokens, 1);
-    l.perplexity = std::exp(nll / std::max<int64_t>(tokens, 1));
-    l.learning_rate =
-        noam_learning_rate(step_, model_.config().d_model, options_.warmup, options_.lr_scale);
-    l.tokens_per_second = all_tokens / std::max(now_seconds() - interval_start, 1e-9);
-    l.elapsed_seconds = elapsed();
-    l.target_tokens = tokens;
-    if (log) log(l);
-    loss = nll = 0;
-    tokens = all_tokens = updates = 0;
+    // Every rank reaches this at the same step; the log line shows the sums of all of them.
+    double sums[5] = {interval.loss, interval.nll, interval.tokens, interval.all_tokens,
+                      interval.sync_seconds};
+    comm_.sum(sums, 5, "the log sums");
+    const double seconds = std::max(now_seconds() - interval_start, 1e-9);
+    if (interval.updates > 0 && leader && log) {
+      TrainLog l;
+      l.step = step_;
+      l.epoch = (batch_in_epoch_ == 0 ? epoch_ : epoch_ + 1);
+      l.loss = sums[0] / std::max(sums[2], 1.0);
+      l.perplexity = std::exp(sums[1] / std::max(sums[2], 1.0));
+      l.learning_rate =
+          noam_learning_rate(step_, model_.config().d_model, options_.warmup, options_.lr_scale);
+      l.tokens_per_second = sums[3] / seconds;
+      l.elapsed_seconds = elapsed();
+      l.target_tokens = static_cast<int64_t>(sums[2]);
+      l.sync_share = sums[4] / comm_.size() / seconds;
+      log(l);
+    }
+    interval = Interval{};
     interval_start = now_seconds();
   };
+  auto validate_and_log = [&] {
+    const TrainLog l = validate();
+    if (leader && log) log(l);
+    last_valid_step = step_;
+  };
 
-  while (!limits_reached() && !stop_requested_) {
-    if (!update(&loss, &nll, &tokens, &all_tokens)) break;
-    ++updates;
-    if (progress) progress(step_);
-    if (options_.log_every > 0 && step_ % options_.log_every == 0) report();
-    if (valid_ && options_.valid_every > 0 && step_ % options_.valid_every == 0) {
-      if (log) log(validate());
-      last_valid_step = step_;
+  while (true) {
+    // Stopping and saving by the clock are decided together, so that all ranks go on or stop at
+    // the same update even when a signal or a time limit reaches only one of them.
+    double flags[2] = {stop_requested_ || limits_reached() ? 1.0 : 0.0,
+                       options_.save_every_minutes > 0 &&
+                               elapsed() - last_save_time_ >= options_.save_every_minutes * 60.0
+                           ? 1.0
+                           : 0.0};
+    comm_.sum(flags, 2, "the stop check");
+    if (flags[1] > 0 && last_saved_step != step_) {
+      save();
+      last_saved_step = step_;
     }
-    const bool by_steps = options_.save_every > 0 && step_ % options_.save_every == 0;
-    const bool by_time = options_.save_every_minutes > 0 &&
-                         elapsed() - last_save_time_ >= options_.save_every_minutes * 60.0;
-    if (by_steps || by_time) {
+    if (flags[0] > 0 || !update(interval)) break;
+    if (progress && leader) progress(step_);
+    if (options_.log_every > 0 && step_ % options_.log_every == 0) report();
+    if (valid_ && options_.valid_every > 0 && step_ % options_.valid_every == 0) validate_and_log();
+    if (options_.save_every > 0 && step_ % options_.save_every == 0) {
       save();
       last_saved_step = step_;
     }
   }
-  report();
-  if (valid_ && last_valid_step != step_ && log) log(validate());
+  if (interval.updates > 0) report();
+  if (valid_ && last_valid_step != step_) validate_and_log();
   if (last_saved_step != step_) save();
   elapsed_before_ = elapsed();
   run_start_ = 0;

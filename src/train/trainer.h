@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/arena.h"
+#include "dist/communicator.h"
+#include "dist/gradient_sync.h"
 #include "model/transformer.h"
 #include "train/adam.h"
 #include "train/batcher.h"
@@ -54,13 +56,22 @@ struct TrainLog {
   double tokens_per_second = 0;  // source + target, padding excluded
   int64_t target_tokens = 0;     // target tokens (labels) trained on since the previous line
   double elapsed_seconds = 0;
+  // Data-parallel runs: the share of the interval a rank spent summing gradients (mean of ranks).
+  double sync_share = 0;
   bool validation = false;  // a validation line: loss and perplexity are over the valid set
 };
 
+// With a communicator of K ranks (data parallelism), every rank runs a Trainer over the same data
+// and options: an update takes the next K x accum batches of the epoch plan, rank r trains on the
+// r-th run of `accum` of them, the gradients are summed across ranks and every rank applies the
+// same update. So K ranks make the updates one process makes with K times the accumulation, the
+// schedule of equation 3 counts these global updates, and the position in the data is the same on
+// every rank, whatever K a checkpoint is resumed with. Only rank 0 calls the log and progress
+// functions and writes checkpoints; validation is shared out.
 class Trainer {
  public:
   Trainer(Transformer& model, const std::vector<Example>& train, const std::vector<Example>* valid,
-          TrainOptions options);
+          TrainOptions options, Communicator* comm = nullptr);
 
   // Continue from a checkpoint: the model and optimizer were restored by load_checkpoint;
   // `state` is the JSON it returned.
@@ -82,13 +93,22 @@ class Trainer {
   const TrainOptions& options() const { return options_; }
 
  private:
-  // Runs one update over `accum` batches; returns false when the data of max_epochs is used up.
-  bool update(double* loss_sum, double* nll_sum, int64_t* tokens, int64_t* all_tokens);
+  // Sums since the last log line, of this rank until they are reported.
+  struct Interval {
+    double loss = 0, nll = 0, tokens = 0, all_tokens = 0, sync_seconds = 0;
+    int64_t updates = 0;
+  };
+  // Runs one update over `accum` batches per rank; returns false when the data of max_epochs is
+  // used up on every rank.
+  bool update(Interval& sums);
   const std::vector<int64_t>* next_batch();
   bool limits_reached() const;
   double elapsed() const;
   void save();
 
+  SingleProcess single_process_;
+  Communicator& comm_;
+  std::unique_ptr<GradientSync> gradient_sync_;  // with more than one rank
   Transformer& model_;
   const std::vector<Example>& train_;
   const std::vector<Example>* valid_;

@@ -1,12 +1,12 @@
 // `transduce train` as a user runs it: vocabulary, a few updates, checkpoints, resume, and bad
 // corpora refused with one line and a failing exit.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "support/run_command.h"
+#include "support/toy_corpus.h"
 
 namespace transduce {
 namespace {
@@ -18,30 +18,10 @@ using testing::run_transduce;
 class TrainCommand : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "transduce_train_cli_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    // A toy "translation": each word mapped to an upper-case twin.
-    static const char* const kWords[] = {"red", "dog", "runs", "over", "the", "street", "a", "cat"};
-    std::ofstream src(dir_ + "/train.src"), tgt(dir_ + "/train.tgt");
-    for (int i = 0; i < 300; ++i) {
-      const int len = 3 + i % 5;
-      for (int w = 0; w < len; ++w) {
-        std::string word = kWords[(i * 3 + w * 5) % 8];
-        src << (w ? " " : "") << word;
-        for (char& c : word) c = static_cast<char>(std::toupper(c));
-        tgt << (w ? " " : "") << word;
-      }
-      src << "\n";
-      tgt << "\n";
-    }
-    src.close();
-    tgt.close();
-    CommandResult v = run_transduce("vocab --input " + dir_ + "/train.src " + dir_ +
-                                    "/train.tgt --size 60 --out " + dir_ + "/vocab");
-    ASSERT_EQ(v.status, 0) << v.out;
+    testing::write_toy_corpus(dir_);
+    const std::string failed = testing::make_toy_vocab(dir_);
+    ASSERT_TRUE(failed.empty()) << failed;
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string data_flags(const std::string& src = "train.src",
                          const std::string& tgt = "train.tgt") {
@@ -51,7 +31,8 @@ class TrainCommand : public ::testing::Test {
     return "--layers 1 --d-model 16 --d-ff 32 --heads 2 --batch-tokens 200 --warmup 10 "
            "--log-every 2";
   }
-  std::string dir_;
+  testing::TempDir tmp_{"transduce_train_cli"};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(TrainCommand, TrainsSavesAndResumes) {

@@ -1,0 +1,41 @@
+// Data parallelism over a Communicator: summing the gradients of every rank in buckets, giving
+// every rank rank 0's weights, and checking that the ranks still hold the same weights.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dist/communicator.h"
+#include "model/param.h"
+
+namespace transduce {
+
+class GradientSync {
+ public:
+  // Small gradients are packed into buckets of up to `bucket_bytes` and summed with one call
+  // each (fewer, larger messages); a gradient of at least that size is summed where it lies.
+  GradientSync(const ParamList& params, Communicator& comm, int64_t bucket_bytes = 16 << 20);
+
+  // Every parameter's gradient becomes the sum of that gradient over all ranks.
+  void sum();
+  // Collective calls one sum() makes (for tests and the log).
+  int64_t calls_per_sum() const { return static_cast<int64_t>(buckets_.size()); }
+
+ private:
+  struct Bucket {
+    std::vector<Param*> params;
+    int64_t numel = 0;
+    bool in_place = false;  // one gradient at least a bucket's size
+  };
+  Communicator& comm_;
+  std::vector<Bucket> buckets_;
+  std::vector<float> staging_;  // packed gradients of the largest multi-tensor bucket
+};
+
+// Copies rank 0's parameter values to every rank.
+void broadcast_parameters(const ParamList& params, Communicator& comm);
+
+// A hash of the parameter values' bytes: equal weights give equal digests.
+uint64_t parameters_digest(const ParamList& params);
+
+}  // namespace transduce

@@ -1,0 +1,311 @@
+// `mpirun -np K transduce train` as a user runs it: K ranks make the updates one process makes
+// with K times the accumulation, resume works with another K, and a rank that dies or hangs ends
+// the job with a message instead of a hang, leaving the last checkpoint loadable.
+//
+// Skipped where mpirun is missing or transduce was built without MPI.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "io/safetensors.h"
+#include "model/config.h"
+#include "model/transformer.h"
+#include "support/run_command.h"
+#include "support/toy_corpus.h"
+#include "train/adam.h"
+#include "train/checkpoint.h"
+
+extern char** environ;
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::run_shell;
+using testing::run_transduce;
+
+// In the sanitizer build, LeakSanitizer reports allocations Open MPI's plugins never free (with no
+// symbols: the plugins are unloaded by then), so leak checking is off for the ranks; address and
+// undefined-behaviour checks stay on. The release build ignores ASAN_OPTIONS.
+std::string mpirun(int ranks) {
+  return "env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 mpirun --allow-run-as-root "
+         "--oversubscribe -np " +
+         std::to_string(ranks) + " " + TRANSDUCE_BINARY + " ";
+}
+
+// How far two weight files are apart: the largest |a - b| of a tensor relative to the tensor's
+// largest |a|, over the tensors whose names do not end in `except`.
+struct WeightDiff {
+  double worst = 0;
+  bool bitwise = true;
+};
+WeightDiff compare_weights(const std::string& a_path, const std::string& b_path,
+                           const std::string& except = "") {
+  const io::SafetensorsFile a = io::load_safetensors(a_path), b = io::load_safetensors(b_path);
+  WeightDiff d;
+  EXPECT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [name, ta] : a.tensors) {
+    const Tensor& tb = b.tensors.at(name);
+    if (std::memcmp(ta.raw(), tb.raw(), ta.nbytes()) != 0) d.bitwise = false;
+    if (!except.empty() && name.ends_with(except)) continue;
+    double diff = 0, scale = 1e-30;
+    for (int64_t i = 0; i < ta.numel(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::abs(ta.f32()[i] - tb.f32()[i])));
+      scale = std::max(scale, static_cast<double>(std::abs(ta.f32()[i])));
+    }
+    d.worst = std::max(d.worst, diff / scale);
+  }
+  return d;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<nlohmann::json> read_log(const std::string& model) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(model + "/train_log.jsonl");
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+class DataParallel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!TRANSDUCE_WITH_MPI) GTEST_SKIP() << "transduce was built without MPI";
+    if (run_shell("command -v mpirun").status != 0) GTEST_SKIP() << "no mpirun";
+    testing::write_toy_corpus(dir_);
+    const std::string failed = testing::make_toy_vocab(dir_);
+    ASSERT_TRUE(failed.empty()) << failed;
+  }
+  // Dropout stays on (0.1): the ranks must draw the masks the single process draws. With a
+  // shorter warmup this model's learning rate passes 0.05 and its training turns chaotic: there a
+  // rounding difference grows tenfold every few updates, and runs could only be compared bitwise.
+  std::string flags(const std::string& model, const std::string& src = "train.src") const {
+    return "train --src " + dir_ + "/" + src + " --tgt " + dir_ + "/train.tgt --valid-src " + dir_ +
+           "/train.src --valid-tgt " + dir_ +
+           "/train.tgt --layers 1 --d-model 16 --d-ff 32 --heads 2 --batch-tokens 200 "
+           "--warmup 30 --log-every 2 --valid-every 4 --save-every 4 --out " +
+           model + " --vocab " + dir_ + "/vocab ";
+  }
+  std::string resume(const std::string& model) const {
+    return "train --resume " + model + " --src " + dir_ + "/train.src --tgt " + dir_ +
+           "/train.tgt --valid-src " + dir_ + "/train.src --valid-tgt " + dir_ + "/train.tgt ";
+  }
+  std::string weights(const std::string& model, int step) const {
+    return model + "/checkpoints/step-" + std::string(8 - std::to_string(step).size(), '0') +
+           std::to_string(step) + "/model.safetensors";
+  }
+  testing::TempDir tmp_{"transduce_data_parallel"};
+  const std::string dir_ = tmp_.path();
+};
+
+// The key projections' biases have a gradient of zero in exact arithmetic (softmax ignores a
+// score added to every key of a query), so theirs is rounding noise, which differs with the order
+// the gradients are summed in, and Adam scales noise up to full steps. They are left out of the
+// weight comparisons across rank counts; every other tensor must agree.
+constexpr const char* kNoiseOnly = "k_proj.bias";
+
+TEST_F(DataParallel, TwoRanksMakeTheUpdatesOfOneProcessAccumulatingTwo) {
+  const std::string single = dir_ + "/single", one = dir_ + "/one_rank", two = dir_ + "/two_ranks";
+  CommandResult r = run_transduce(flags(single) + "--accum 2 --max-steps 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_shell(mpirun(1) + flags(one) + "--accum 2 --max-steps 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_shell(mpirun(2) + flags(two) + "--max-steps 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("x 1 accumulated x 2 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| sync "), std::string::npos) << r.out;
+
+  for (int step : {4, 8, 12}) {
+    // mpirun with one rank is the single process itself.
+    EXPECT_TRUE(compare_weights(weights(single, step), weights(one, step)).bitwise) << step;
+    const WeightDiff d = compare_weights(weights(single, step), weights(two, step), kNoiseOnly);
+    EXPECT_LT(d.worst, 1e-6) << "step " << step;
+    EXPECT_FALSE(d.bitwise);  // the noise-only tensors do differ: the ranks summed for real
+    // The position in the data is the same.
+    const nlohmann::json a =
+        read_json(fs::path(weights(single, step)).parent_path() / "state.json");
+    const nlohmann::json b = read_json(fs::path(weights(two, step)).parent_path() / "state.json");
+    for (const char* key : {"step", "epoch", "batch_in_epoch"}) EXPECT_EQ(a[key], b[key]) << key;
+  }
+  // Only rank 0 logs: the same lines, with the losses of all ranks' batches.
+  const std::vector<nlohmann::json> la = read_log(single), lb = read_log(two);
+  ASSERT_EQ(la.size(), lb.size());
+  ASSERT_EQ(la.size(), 9u);  // 6 training lines, 3 validations
+  for (size_t i = 0; i < la.size(); ++i) {
+    EXPECT_EQ(la[i]["kind"], lb[i]["kind"]);
+    EXPECT_EQ(la[i]["step"], lb[i]["step"]);
+    EXPECT_NEAR(la[i]["loss"].get<double>(), lb[i]["loss"].get<double>(),
+                1e-6 * la[i]["loss"].get<double>())
+        << i;
+    if (la[i]["kind"] == "train") {
+      EXPECT_EQ(la[i]["target_tokens"], lb[i]["target_tokens"]) << i;
+    }
+  }
+}
+
+TEST_F(DataParallel, ResumesWithAnotherNumberOfRanks) {
+  // The reference: one process accumulating 2 for 8 updates.
+  const std::string ref = dir_ + "/ref", a = dir_ + "/a", b = dir_ + "/b";
+  CommandResult r = run_transduce(flags(ref) + "--accum 2 --max-steps 8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // 2 ranks for 4, then one process accumulating 2 for 4 more.
+  r = run_shell(mpirun(2) + flags(a) + "--max-steps 4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_transduce(resume(a) + "--accum 2 --max-steps 8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_LT(compare_weights(weights(ref, 8), weights(a, 8), kNoiseOnly).worst, 1e-6);
+  // And the other way round: one process for 4, then 2 ranks without accumulation.
+  r = run_transduce(flags(b) + "--accum 2 --max-steps 4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_shell(mpirun(2) + resume(b) + "--accum 1 --max-steps 8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("at step 4"), std::string::npos) << r.out;
+  EXPECT_LT(compare_weights(weights(ref, 8), weights(b, 8), kNoiseOnly).worst, 1e-6);
+}
+
+TEST_F(DataParallel, BadInputEndsEveryRankWithOneLine) {
+  const CommandResult r =
+      run_shell(mpirun(2) + flags(dir_ + "/m", "missing.src") + "--max-steps 4");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("rank 0 of 2: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("missing.src"), std::string::npos) << r.out;
+}
+
+// A job started in the background, its output in a file.
+class BackgroundJob {
+ public:
+  explicit BackgroundJob(const std::string& command, const std::string& log) {
+    const std::string line = "exec " + command + " > " + log + " 2>&1";
+    const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group, to clean up
+    if (posix_spawn(&pid_, "/bin/sh", nullptr, &attr, const_cast<char**>(argv), environ) != 0)
+      pid_ = -1;
+    posix_spawnattr_destroy(&attr);
+  }
+  ~BackgroundJob() {
+    if (pid_ > 0 && !exited_) {
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  // The pid of the child whose environment says it is `rank` (children are listed under the
+  // thread that started them).
+  pid_t rank_pid(int rank) const {
+    const std::string want = std::string(1, '\0') + "OMPI_COMM_WORLD_RANK=" + std::to_string(rank) +
+                             std::string(1, '\0');
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+      std::ifstream children(task.path() / "children");
+      for (pid_t child; children >> child;) {
+        std::stringstream env;
+        env << '\0' << std::ifstream("/proc/" + std::to_string(child) + "/environ").rdbuf();
+        if (env.str().find(want) != std::string::npos) return child;
+      }
+    }
+    return -1;
+  }
+  // Waits up to `limit` for the job to end; its exit status, or nullopt when it did not end.
+  std::optional<int> wait(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (true) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (exited_) return exit_status_;
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int exit_status_ = 0;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Waits until the model has a checkpoint and the job has its rank 1; returns rank 1's pid, or -1
+// when the job ended or a minute passed first.
+pid_t wait_for_training(BackgroundJob& job, const std::string& model) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && !job.wait({})) {
+    if (!list_checkpoints(model).empty()) {
+      const pid_t pid = job.rank_pid(1);
+      if (pid > 0) return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+// The newest checkpoint loads into a model and an optimizer.
+void expect_loadable(const std::string& model_dir) {
+  const std::optional<std::string> latest = latest_checkpoint(model_dir);
+  ASSERT_TRUE(latest.has_value());
+  Transformer model(read_model_config(model_dir));
+  Adam adam(model.parameters());
+  const nlohmann::json state = load_checkpoint(*latest, model, adam);
+  EXPECT_GT(state.at("step").get<int64_t>(), 0);
+}
+
+TEST_F(DataParallel, ADeadRankEndsTheJobAndTheCheckpointStaysGood) {
+  const std::string model = dir_ + "/m", log = dir_ + "/log";
+  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000", log);
+  ASSERT_GT(job.pid(), 0);
+  const pid_t rank1 = wait_for_training(job, model);
+  ASSERT_GT(rank1, 0) << read_file(log);
+  ASSERT_EQ(kill(rank1, SIGKILL), 0);
+  const std::optional<int> status = job.wait(std::chrono::seconds(60));
+  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after its rank 1 died";
+  EXPECT_NE(*status, 0);
+  const std::string out = read_file(log);
+  EXPECT_NE(out.find("rank 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("signal 9"), std::string::npos) << out;
+  expect_loadable(model);
+}
+
+TEST_F(DataParallel, AHangingRankEndsTheJobAfterTheTimeout) {
+  const std::string model = dir_ + "/m", log = dir_ + "/log";
+  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000 --dist-timeout 5", log);
+  ASSERT_GT(job.pid(), 0);
+  const pid_t rank1 = wait_for_training(job, model);
+  ASSERT_GT(rank1, 0) << read_file(log);
+  ASSERT_EQ(kill(rank1, SIGSTOP), 0);  // alive but silent
+  const std::optional<int> status = job.wait(std::chrono::seconds(60));
+  if (!status) kill(rank1, SIGKILL);
+  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after its rank 1 stopped";
+  EXPECT_NE(*status, 0);
+  const std::string out = read_file(log);
+  EXPECT_NE(out.find("rank 0 of 2: no answer from the other ranks for 5 s"), std::string::npos)
+      << out;
+  expect_loadable(model);
+}
+
+}  // namespace
+}  // namespace transduce
