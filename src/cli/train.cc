@@ -182,6 +182,7 @@ void train(TrainFlags& f, Communicator* comm) {
   g_running = trainer.get();
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
+  signal(SIGUSR1, request_stop);  // mpirun passes SIGUSR1 on to the ranks and waits for them
   // A launcher gives its ranks a terminal even when its own output goes to a file.
   const bool tty = !comm && isatty(STDERR_FILENO);
   trainer->run(
@@ -214,10 +215,12 @@ void run_train(TrainFlags& f) {
   // unless --threads says otherwise.
   spdlog::set_default_logger(spdlog::stdout_logger_mt("transduce"));  // no colour codes
   if (comm->rank() != 0) spdlog::set_level(spdlog::level::warn);
-  if (f.cmd->get_parent()->get_option("--threads")->count() == 0) {
-    const std::optional<LaunchInfo> info = launch_info();
-    set_threads(default_threads_per_rank(info ? info->local_size : 1));
-  }
+  const int local_ranks = launch_info().value_or(LaunchInfo{}).local_size;
+  if (f.cmd->get_parent()->get_option("--threads")->count() == 0)
+    set_threads(default_threads_per_rank(local_ranks));
+  const std::string warning =
+      binding_warning(num_cores(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), local_ranks);
+  if (!warning.empty() && comm->rank() == 0) spdlog::warn("{}", warning);
   try {
     train(f, comm.get());
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/threads.h"
 
 namespace transduce {
@@ -43,6 +45,14 @@ int default_threads_per_rank(int local_ranks) {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (local_ranks > 1 && cores == online) return std::max(1, cores / local_ranks);
   return cores;
+}
+
+std::string binding_warning(int bound_cores, int online_cores, int local_ranks) {
+  if (bound_cores * local_ranks >= online_cores) return "";
+  return fmt::format(
+      "each rank may run on {} of this machine's {} cores ({} ranks here): the launcher bound "
+      "it; give mpirun --bind-to none, or --map-by slot:PE={} for that many cores per rank",
+      bound_cores, online_cores, local_ranks, std::max(1, online_cores / local_ranks));
 }
 
 void SingleProcess::abort(int code) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "dist/communicator.h"
 
@@ -20,6 +21,10 @@ std::optional<LaunchInfo> launch_info();
 // Threads for one of `local_ranks` ranks on this machine: the cores of its affinity mask, shared
 // out among the ranks when the launcher left every rank on every core.
 int default_threads_per_rank(int local_ranks);
+
+// A warning when the ranks of a machine were bound to fewer of its cores than they could use
+// (Open MPI binds each rank to one core when it starts two or fewer), else an empty string.
+std::string binding_warning(int bound_cores, int online_cores, int local_ranks);
 
 // The job's communicator when this process is one of several ranks, or nullptr for a run of one
 // process (no launcher, or a launcher with one rank). A collective that gets no answer from the

@@ -154,6 +154,8 @@ TEST_F(DataParallel, TwoRanksMakeTheUpdatesOfOneProcessAccumulatingTwo) {
         << i;
     if (la[i]["kind"] == "train") {
       EXPECT_EQ(la[i]["target_tokens"], lb[i]["target_tokens"]) << i;
+      EXPECT_FALSE(la[i].contains("sync_share"));
+      EXPECT_GT(lb[i].value("sync_share", 0.0), 0.0) << i;  // time spent summing gradients
     }
   }
 }
@@ -272,6 +274,27 @@ void expect_loadable(const std::string& model_dir) {
   Adam adam(model.parameters());
   const nlohmann::json state = load_checkpoint(*latest, model, adam);
   EXPECT_GT(state.at("step").get<int64_t>(), 0);
+}
+
+TEST_F(DataParallel, SignallingTheLauncherStopsEveryRankAtOneUpdateAndSaves) {
+  const std::string model = dir_ + "/m", log = dir_ + "/log";
+  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000", log);
+  ASSERT_GT(job.pid(), 0);
+  ASSERT_GT(wait_for_training(job, model), 0) << read_file(log);
+  // mpirun passes SIGUSR1 on to the ranks (Ctrl-C it answers by ending them within a second).
+  // The ranks agree on the update to stop after: a rank going on alone would wait for the others
+  // until the job's time limit.
+  ASSERT_EQ(kill(job.pid(), SIGUSR1), 0);
+  const std::optional<int> status = job.wait(std::chrono::seconds(60));
+  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after SIGUSR1";
+  EXPECT_EQ(*status, 0) << read_file(log);
+  // Rank 0 saved the step they stopped at.
+  const std::optional<std::string> latest = latest_checkpoint(model);
+  ASSERT_TRUE(latest.has_value());
+  const int64_t step = read_json(*latest + "/state.json").at("step").get<int64_t>();
+  EXPECT_NE(read_file(log).find("(step " + std::to_string(step) + ")"), std::string::npos)
+      << read_file(log);
+  expect_loadable(model);
 }
 
 TEST_F(DataParallel, ADeadRankEndsTheJobAndTheCheckpointStaysGood) {

@@ -103,5 +103,14 @@ TEST(DefaultThreads, ShareTheCoresWhenTheRanksAreNotBound) {
   }
 }
 
+TEST(BindingWarning, OnlyWhenTheRanksCannotUseTheMachine) {
+  EXPECT_EQ(binding_warning(1, 2, 2), "");    // two ranks, a core each: all used
+  EXPECT_EQ(binding_warning(8, 16, 2), "");   // --map-by slot:PE=8
+  EXPECT_EQ(binding_warning(16, 16, 2), "");  // unbound
+  const std::string w = binding_warning(1, 16, 2);
+  EXPECT_NE(w.find("1 of this machine's 16 cores"), std::string::npos) << w;
+  EXPECT_NE(w.find("--map-by slot:PE=8"), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace transduce
