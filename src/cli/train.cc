@@ -134,6 +134,11 @@ void train(TrainFlags& f, Communicator* comm) {
   std::optional<std::string> checkpoint;
   if (rank == 0) checkpoint = prepare_model_dir(f, model_dir);
   if (comm) checkpoint = share_checkpoint(*comm, model_dir, checkpoint);
+  if (rank > 0 && !fs::exists(fs::path(model_dir) / "config.json"))
+    fail(
+        "{} holds no config.json here although rank 0 has prepared it: the output directory "
+        "must be shared by every machine of the job (docs/distributed.md)",
+        model_dir);
   const ModelConfig config = read_model_config(model_dir);
   Tokenizer tokenizer((fs::path(model_dir) / "spm.model").string());
   if (config.vocab_size != tokenizer.vocab_size())

@@ -10,39 +10,43 @@ namespace transduce {
 GradientSync::GradientSync(const ParamList& params, Communicator& comm, int64_t bucket_bytes)
     : comm_(comm) {
   const int64_t bucket_numel = std::max<int64_t>(1, bucket_bytes / int64_t{sizeof(float)});
-  int64_t staging = 0;
   for (Param* p : params) {
     const int64_t n = p->grad.numel();
     if (n >= bucket_numel) {
-      buckets_.push_back(Bucket{{p}, n, /*in_place=*/true});
+      for (int64_t at = 0; at < n; at += bucket_numel) {
+        const int64_t piece = std::min(bucket_numel, n - at);
+        buckets_.push_back(Bucket{{Slice{p, at, piece}}, piece, /*in_place=*/true});
+      }
       continue;
     }
     if (buckets_.empty() || buckets_.back().in_place || buckets_.back().numel + n > bucket_numel)
       buckets_.push_back(Bucket{});
-    buckets_.back().params.push_back(p);
+    buckets_.back().slices.push_back(Slice{p, 0, n});
     buckets_.back().numel += n;
   }
+  int64_t staging = 0;
   for (const Bucket& b : buckets_)
-    if (b.params.size() > 1) staging = std::max(staging, b.numel);
+    if (!b.in_place) staging = std::max(staging, b.numel);
   staging_.resize(static_cast<size_t>(staging));
 }
 
 void GradientSync::sum() {
   for (Bucket& b : buckets_) {
-    if (b.params.size() == 1) {
-      comm_.sum(b.params[0]->grad.f32(), b.numel, "the gradient sum");
+    if (b.slices.size() == 1) {
+      const Slice& s = b.slices[0];
+      comm_.sum(s.param->grad.f32() + s.offset, s.numel, "the gradient sum");
       continue;
     }
     float* out = staging_.data();
-    for (Param* p : b.params) {
-      std::memcpy(out, p->grad.f32(), p->grad.nbytes());
-      out += p->grad.numel();
+    for (const Slice& s : b.slices) {
+      std::copy_n(s.param->grad.f32() + s.offset, s.numel, out);
+      out += s.numel;
     }
     comm_.sum(staging_.data(), b.numel, "the gradient sum");
     const float* in = staging_.data();
-    for (Param* p : b.params) {
-      std::memcpy(p->grad.f32(), in, p->grad.nbytes());
-      in += p->grad.numel();
+    for (const Slice& s : b.slices) {
+      std::copy_n(in, s.numel, s.param->grad.f32() + s.offset);
+      in += s.numel;
     }
   }
 }

@@ -195,8 +195,7 @@ void Trainer::save() {
   if (options_.out_dir.empty()) return;
   // The ranks apply the same updates to the same weights; a checkpoint certifies it.
   if (comm_.size() > 1 && !comm_.agree(parameters_digest(model_.parameters()), "the weights check"))
-    fail("rank {}: the ranks hold different weights at step {}; no checkpoint written",
-         comm_.rank(), step_);
+    fail("the ranks hold different weights at step {}; no checkpoint written", step_);
   if (comm_.rank() == 0)
     save_checkpoint(options_.out_dir, model_, adam_, step_, state(), options_.keep);
   last_save_time_ = elapsed();

@@ -188,6 +188,23 @@ TEST_F(DataParallel, BadInputEndsEveryRankWithOneLine) {
   EXPECT_NE(r.out.find("missing.src"), std::string::npos) << r.out;
 }
 
+TEST_F(DataParallel, AnOutputDirectoryThatIsNotSharedIsNamed) {
+  // Two "machines": each rank in its own working directory, the model directory relative.
+  fs::create_directories(dir_ + "/machine0");
+  fs::create_directories(dir_ + "/machine1");
+  const std::string train =
+      " " + std::string(TRANSDUCE_BINARY) + " " + flags("model") + "--max-steps 2";
+  const CommandResult r = run_shell(
+      "env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 mpirun --allow-run-as-root "
+      "--oversubscribe -np 1 -wdir " +
+      dir_ + "/machine0" + train + " : -np 1 -wdir " + dir_ + "/machine1" + train);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("rank 1 of 2: model holds no config.json here although rank 0 has "
+                       "prepared it: the output directory must be shared"),
+            std::string::npos)
+      << r.out;
+}
+
 // A job started in the background, its output in a file.
 class BackgroundJob {
  public:

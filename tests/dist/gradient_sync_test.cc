@@ -9,34 +9,14 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "support/identical_ranks.h"
 
 namespace transduce {
 namespace {
 
-class IdenticalRanks final : public Communicator {
- public:
-  explicit IdenticalRanks(int ranks) : ranks_(ranks) {}
-  int rank() const override { return 0; }
-  int size() const override { return ranks_; }
-  void sum(float* data, int64_t n, const char*) override {
-    for (int64_t i = 0; i < n; ++i) data[i] *= static_cast<float>(ranks_);
-    sizes.push_back(n);
-  }
-  void sum(double* data, int64_t n, const char*) override {
-    for (int64_t i = 0; i < n; ++i) data[i] *= ranks_;
-  }
-  void broadcast(void*, int64_t, const char*) override {}
-  bool agree(uint64_t, const char*) override { return true; }
-  [[noreturn]] void abort(int) override { std::abort(); }
-  std::vector<int64_t> sizes;  // elements of each float sum, in call order
-
- private:
-  int ranks_;
-};
-
 TEST(GradientSync, SumsEveryGradientOnceInBuckets) {
-  // 100 + 300 floats fit a 512-float bucket together; 700 is summed in place; 200 + 200 + 100
-  // share the next bucket; 600 goes alone.
+  // 100 + 300 floats fit a 512-float bucket together; 700 is summed in place in pieces of 512 and
+  // 188; 200 + 200 + 100 share the next bucket; 600 goes in place as 512 and 88.
   const std::vector<int64_t> sizes = {100, 300, 700, 200, 200, 100, 600};
   std::vector<std::unique_ptr<Param>> owned;
   ParamList params;
@@ -49,11 +29,11 @@ TEST(GradientSync, SumsEveryGradientOnceInBuckets) {
   std::vector<std::vector<float>> before;
   for (Param* p : params) before.emplace_back(p->grad.f32(), p->grad.f32() + p->grad.numel());
 
-  IdenticalRanks comm(3);
+  testing::IdenticalRanks comm(3);
   GradientSync sync(params, comm, /*bucket_bytes=*/512 * sizeof(float));
-  EXPECT_EQ(sync.calls_per_sum(), 4);
+  EXPECT_EQ(sync.calls_per_sum(), 6);
   sync.sum();
-  EXPECT_EQ(comm.sizes, (std::vector<int64_t>{400, 700, 500, 600}));
+  EXPECT_EQ(comm.sizes, (std::vector<int64_t>{400, 512, 188, 500, 512, 88}));
   for (size_t i = 0; i < params.size(); ++i)
     for (int64_t j = 0; j < sizes[i]; ++j)
       ASSERT_EQ(params[i]->grad.f32()[j], 3.0f * before[i][static_cast<size_t>(j)])

@@ -1,5 +1,6 @@
 // The training loop end to end on synthetic data: it learns, and resuming is exact.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "support/identical_ranks.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -159,6 +161,40 @@ TEST(Trainer, RefusesToRunWithoutALimit) {
   Transformer model(tiny_config());
   TrainOptions o = quick_options();
   EXPECT_THROW(Trainer(model, train, nullptr, o), Error);
+}
+
+// Before each checkpoint the ranks of a data-parallel run compare their weights; when they differ,
+// nothing is written.
+TEST(Trainer, RanksThatDisagreeOnTheWeightsWriteNoCheckpoint) {
+  const std::vector<Example> train = reverse_task(50, 6);
+  Transformer model(tiny_config());
+  model.init_parameters(1);
+  const fs::path dir =
+      fs::temp_directory_path() / ("transduce_disagree_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  TrainOptions o = quick_options();
+  o.max_steps = 3;
+  o.save_every = 2;
+  o.out_dir = dir.string();
+  testing::IdenticalRanks ranks(2);
+  {
+    Trainer agreeing(model, train, nullptr, o, &ranks);
+    agreeing.run(nullptr);
+  }
+  EXPECT_EQ(list_checkpoints(dir.string()).size(), 2u);  // steps 2 and 3
+  fs::remove_all(dir);
+  ranks.agreeing = false;
+  Trainer trainer(model, train, nullptr, o, &ranks);
+  try {
+    trainer.run(nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the ranks hold different weights at step 2"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(list_checkpoints(dir.string()).empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace
