@@ -119,7 +119,7 @@ std::optional<std::string> share_checkpoint(Communicator& comm, const std::strin
   comm.broadcast(&step, sizeof(step), "the start (rank 0 preparing the model directory)");
   if (step < 0) return std::nullopt;
   if (comm.rank() == 0) return chosen;
-  return (fs::path(model_dir) / "checkpoints" / fmt::format("step-{:08}", step)).string();
+  return checkpoint_dir(model_dir, step);
 }
 
 void train(TrainFlags& f, Communicator* comm) {

@@ -20,7 +20,7 @@ class GradientSync {
 
   // Every parameter's gradient becomes the sum of that gradient over all ranks.
   void sum();
-  // Collective calls one sum() makes (for tests and the log).
+  // Collective calls one sum() makes.
   int64_t calls_per_sum() const { return static_cast<int64_t>(buckets_.size()); }
 
  private:

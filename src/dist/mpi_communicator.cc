@@ -2,7 +2,6 @@
 // MPI itself waits forever for a peer that hangs, so a rank that gets no answer within the time
 // limit prints why and exits, and the launcher then ends the job.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <climits>

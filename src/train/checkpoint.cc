@@ -356,6 +356,10 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
   }
 }
 
+std::string checkpoint_dir(const std::string& model_dir, int64_t step) {
+  return (fs::path(model_dir) / "checkpoints" / step_name(step)).string();
+}
+
 std::vector<std::string> list_checkpoints(const std::string& model_dir) {
   const fs::path ckpt_dir = fs::path(model_dir) / "checkpoints";
   std::error_code ec;

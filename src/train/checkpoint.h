@@ -40,6 +40,9 @@ namespace transduce {
 void save_checkpoint(const std::string& model_dir, const Transformer& model, const Adam& adam,
                      int64_t step, const nlohmann::json& trainer_state, int keep);
 
+// MODEL_DIR/checkpoints/step-<step, 8 digits>: where the checkpoint of `step` is (or would be).
+std::string checkpoint_dir(const std::string& model_dir, int64_t step);
+
 // Complete checkpoints of a model directory (dirs named step-NNNNNNNN holding all three files),
 // oldest first; empty when there is no checkpoints/ dir. The files are not read.
 std::vector<std::string> list_checkpoints(const std::string& model_dir);

@@ -39,10 +39,11 @@ using testing::run_transduce;
 // In the sanitizer build, LeakSanitizer reports allocations Open MPI's plugins never free (with no
 // symbols: the plugins are unloaded by then), so leak checking is off for the ranks; address and
 // undefined-behaviour checks stay on. The release build ignores ASAN_OPTIONS.
+const std::string kLauncher =
+    "env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 mpirun --allow-run-as-root --oversubscribe ";
+
 std::string mpirun(int ranks) {
-  return "env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 mpirun --allow-run-as-root "
-         "--oversubscribe -np " +
-         std::to_string(ranks) + " " + TRANSDUCE_BINARY + " ";
+  return kLauncher + "-np " + std::to_string(ranks) + " " + TRANSDUCE_BINARY + " ";
 }
 
 // How far two weight files are apart: the largest |a - b| of a tensor relative to the tensor's
@@ -105,9 +106,8 @@ class DataParallel : public ::testing::Test {
     return "train --resume " + model + " --src " + dir_ + "/train.src --tgt " + dir_ +
            "/train.tgt --valid-src " + dir_ + "/train.src --valid-tgt " + dir_ + "/train.tgt ";
   }
-  std::string weights(const std::string& model, int step) const {
-    return model + "/checkpoints/step-" + std::string(8 - std::to_string(step).size(), '0') +
-           std::to_string(step) + "/model.safetensors";
+  static std::string weights(const std::string& model, int step) {
+    return checkpoint_dir(model, step) + "/model.safetensors";
   }
   testing::TempDir tmp_{"transduce_data_parallel"};
   const std::string dir_ = tmp_.path();
