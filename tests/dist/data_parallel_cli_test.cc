@@ -293,57 +293,71 @@ void expect_loadable(const std::string& model_dir) {
   EXPECT_GT(state.at("step").get<int64_t>(), 0);
 }
 
+// How a training job of 2 ranks ended after a signal.
+struct Ending {
+  bool signalled = false;     // the job trained until a checkpoint, and the signal went out
+  std::optional<int> status;  // its exit status, or nullopt when it still ran a minute later
+  std::string log;            // its output
+};
+
+// Starts `command` (2 ranks training without end, writing `model`), waits for its first checkpoint,
+// sends `sig` to mpirun (or to rank 1 when `to_rank1`), and waits up to a minute for the job to
+// end.
+Ending signal_training(const std::string& command, const std::string& model, const std::string& log,
+                       bool to_rank1, int sig) {
+  Ending e;
+  BackgroundJob job(command, log);
+  const pid_t rank1 = job.pid() > 0 ? wait_for_training(job, model) : -1;
+  const pid_t target = to_rank1 ? rank1 : job.pid();
+  if (rank1 > 0 && kill(target, sig) == 0) {
+    e.signalled = true;
+    e.status = job.wait(std::chrono::seconds(60));
+    if (!e.status && to_rank1) kill(rank1, SIGKILL);  // a stopped rank left behind
+  }
+  e.log = read_file(log);
+  return e;
+}
+
 TEST_F(DataParallel, SignallingTheLauncherStopsEveryRankAtOneUpdateAndSaves) {
-  const std::string model = dir_ + "/m", log = dir_ + "/log";
-  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000", log);
-  ASSERT_GT(job.pid(), 0);
-  ASSERT_GT(wait_for_training(job, model), 0) << read_file(log);
   // mpirun passes SIGUSR1 on to the ranks (Ctrl-C it answers by ending them within a second).
   // The ranks agree on the update to stop after: a rank going on alone would wait for the others
   // until the job's time limit.
-  ASSERT_EQ(kill(job.pid(), SIGUSR1), 0);
-  const std::optional<int> status = job.wait(std::chrono::seconds(60));
-  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after SIGUSR1";
-  EXPECT_EQ(*status, 0) << read_file(log);
+  const std::string model = dir_ + "/m";
+  const Ending e = signal_training(mpirun(2) + flags(model) + "--max-steps 1000000", model,
+                                   dir_ + "/log", /*to_rank1=*/false, SIGUSR1);
+  ASSERT_TRUE(e.signalled) << e.log;
+  ASSERT_TRUE(e.status.has_value()) << "the job still runs 60 s after SIGUSR1";
+  EXPECT_EQ(*e.status, 0) << e.log;
   // Rank 0 saved the step they stopped at.
   const std::optional<std::string> latest = latest_checkpoint(model);
   ASSERT_TRUE(latest.has_value());
   const int64_t step = read_json(*latest + "/state.json").at("step").get<int64_t>();
-  EXPECT_NE(read_file(log).find("(step " + std::to_string(step) + ")"), std::string::npos)
-      << read_file(log);
+  EXPECT_NE(e.log.find("(step " + std::to_string(step) + ")"), std::string::npos) << e.log;
   expect_loadable(model);
 }
 
 TEST_F(DataParallel, ADeadRankEndsTheJobAndTheCheckpointStaysGood) {
-  const std::string model = dir_ + "/m", log = dir_ + "/log";
-  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000", log);
-  ASSERT_GT(job.pid(), 0);
-  const pid_t rank1 = wait_for_training(job, model);
-  ASSERT_GT(rank1, 0) << read_file(log);
-  ASSERT_EQ(kill(rank1, SIGKILL), 0);
-  const std::optional<int> status = job.wait(std::chrono::seconds(60));
-  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after its rank 1 died";
-  EXPECT_NE(*status, 0);
-  const std::string out = read_file(log);
-  EXPECT_NE(out.find("rank 1"), std::string::npos) << out;
-  EXPECT_NE(out.find("signal 9"), std::string::npos) << out;
+  const std::string model = dir_ + "/m";
+  const Ending e = signal_training(mpirun(2) + flags(model) + "--max-steps 1000000", model,
+                                   dir_ + "/log", /*to_rank1=*/true, SIGKILL);
+  ASSERT_TRUE(e.signalled) << e.log;
+  ASSERT_TRUE(e.status.has_value()) << "the job still runs 60 s after its rank 1 died";
+  EXPECT_NE(*e.status, 0);
+  EXPECT_NE(e.log.find("rank 1"), std::string::npos) << e.log;
+  EXPECT_NE(e.log.find("signal 9"), std::string::npos) << e.log;
   expect_loadable(model);
 }
 
 TEST_F(DataParallel, AHangingRankEndsTheJobAfterTheTimeout) {
-  const std::string model = dir_ + "/m", log = dir_ + "/log";
-  BackgroundJob job(mpirun(2) + flags(model) + "--max-steps 1000000 --dist-timeout 5", log);
-  ASSERT_GT(job.pid(), 0);
-  const pid_t rank1 = wait_for_training(job, model);
-  ASSERT_GT(rank1, 0) << read_file(log);
-  ASSERT_EQ(kill(rank1, SIGSTOP), 0);  // alive but silent
-  const std::optional<int> status = job.wait(std::chrono::seconds(60));
-  if (!status) kill(rank1, SIGKILL);
-  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after its rank 1 stopped";
-  EXPECT_NE(*status, 0);
-  const std::string out = read_file(log);
-  EXPECT_NE(out.find("rank 0 of 2: no answer from the other ranks for 5 s"), std::string::npos)
-      << out;
+  const std::string model = dir_ + "/m";
+  const Ending e =  // SIGSTOP: rank 1 stays alive but silent
+      signal_training(mpirun(2) + flags(model) + "--max-steps 1000000 --dist-timeout 5", model,
+                      dir_ + "/log", /*to_rank1=*/true, SIGSTOP);
+  ASSERT_TRUE(e.signalled) << e.log;
+  ASSERT_TRUE(e.status.has_value()) << "the job still runs 60 s after its rank 1 stopped";
+  EXPECT_NE(*e.status, 0);
+  EXPECT_NE(e.log.find("rank 0 of 2: no answer from the other ranks for 5 s"), std::string::npos)
+      << e.log;
   expect_loadable(model);
 }
 
