@@ -12,5 +12,7 @@ void register_vocab(CLI::App& app);
 void register_train(CLI::App& app);
 void register_translate(CLI::App& app);
 void register_score(CLI::App& app);
+void register_serve(CLI::App& app);
+void register_attention(CLI::App& app);
 
 }  // namespace transduce::cli

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   transduce::cli::register_train(app);
   transduce::cli::register_translate(app);
   transduce::cli::register_score(app);
+  transduce::cli::register_serve(app);
+  transduce::cli::register_attention(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

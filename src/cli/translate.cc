@@ -7,26 +7,26 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include "cli/commands.h"
 #include "core/error.h"
+
+#include "decode/loaded_model.h"
 #include "decode/translator.h"
-#include "io/model_weights.h"
+#include "io/atomic_file.h"
+#include "serve/api.h"
 #include "text/utf8.h"
-#include "train/checkpoint.h"
 
 namespace transduce::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 struct TranslateFlags {
-  std::string model_dir, input, output;
+  std::string model_dir, input, output, attention;
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
 };
@@ -82,14 +82,31 @@ class LineReader {
   bool eof_ = false;
 };
 
+// The --attention file: {"model": name, "sentences": [{"line", "source", "translation", "score",
+// "attention"}, ...]}, one sentence per input line, written as the translation goes.
+class AttentionWriter {
+ public:
+  AttentionWriter(std::FILE* out, const LoadedModel& m) : out_(out), tokenizer_(m.tokenizer()) {
+    fmt::print(out_, "{{\"model\": {}, \"sentences\": [", nlohmann::json(m.name()).dump());
+  }
+  void add(int64_t line, const std::string& source, const Translation& best) {
+    const nlohmann::json entry = attention_file_sentence(line, source, best, tokenizer_);
+    fmt::print(out_, "{}\n{}", first_ ? "" : ",", entry.dump());
+    first_ = false;
+  }
+  void finish() { fmt::print(out_, "\n]}}\n"); }
+
+ private:
+  std::FILE* out_;
+  const Tokenizer& tokenizer_;
+  bool first_ = true;
+};
+
 void run_translate(const TranslateFlags& f) {
-  const fs::path dir(f.model_dir);
-  const ModelConfig config = read_model_config(f.model_dir);
-  Transformer model(config);
-  const std::string weights = (dir / "model.safetensors").string();
-  io::load_weights(model, io::load_safetensors(weights), weights);
-  Tokenizer tokenizer((dir / "spm.model").string());
-  Translator translator(model, tokenizer, f.options);
+  LoadedModel loaded(f.model_dir);
+  TranslateOptions options = f.options;
+  options.attention = !f.attention.empty();
+  Translator translator(loaded.model(), loaded.tokenizer(), options);
 
   int in_fd = STDIN_FILENO;
   if (!f.input.empty()) {
@@ -108,30 +125,43 @@ void run_translate(const TranslateFlags& f) {
   const size_t chunk = f.chunk_lines > 0
                            ? static_cast<size_t>(f.chunk_lines)
                            : static_cast<size_t>(std::max<int64_t>(1, f.options.batch_tokens / 8));
-  int64_t line_number = 1;
-  std::vector<std::string> lines;
-  while (reader.read_available(lines, chunk)) {
-    for (size_t i = 0; i < lines.size(); ++i) {
-      size_t bad = 0;
-      if (!valid_utf8(lines[i], &bad))
-        fail("{}:{}: invalid UTF-8 at byte {}", in_name, line_number + static_cast<int64_t>(i),
-             bad + 1);
-    }
-    const auto results = translator.translate(lines, line_number, [](const std::string& w) {
-      fmt::print(stderr, "transduce: warning: {}\n", w);
-    });
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (f.options.search.nbest > 1) {
-        for (const Translation& t : results[i])
-          fmt::print(out, "{} ||| {} ||| {:.4f}\n", line_number + static_cast<int64_t>(i) - 1,
-                     t.text, t.score);
-      } else {
-        fmt::print(out, "{}\n", results[i].empty() ? "" : results[i][0].text);
+  auto translate_all = [&](AttentionWriter* attention) {
+    int64_t line_number = 1;
+    std::vector<std::string> lines;
+    while (reader.read_available(lines, chunk)) {
+      for (size_t i = 0; i < lines.size(); ++i) {
+        size_t bad = 0;
+        if (!valid_utf8(lines[i], &bad))
+          fail("{}:{}: invalid UTF-8 at byte {}", in_name, line_number + static_cast<int64_t>(i),
+               bad + 1);
       }
+      const auto results = translator.translate(lines, line_number, [](const std::string& w) {
+        fmt::print(stderr, "transduce: warning: {}\n", w);
+      });
+      for (size_t i = 0; i < results.size(); ++i) {
+        const int64_t line = line_number + static_cast<int64_t>(i);
+        if (f.options.search.nbest > 1) {
+          for (const Translation& t : results[i])
+            fmt::print(out, "{} ||| {} ||| {:.4f}\n", line - 1, t.text, t.score);
+        } else {
+          fmt::print(out, "{}\n", results[i].empty() ? "" : results[i][0].text);
+        }
+        if (attention) attention->add(line, lines[i], results[i].front());
+      }
+      std::fflush(out);
+      line_number += static_cast<int64_t>(lines.size());
+      lines.clear();
     }
-    std::fflush(out);
-    line_number += static_cast<int64_t>(lines.size());
-    lines.clear();
+  };
+  if (f.attention.empty()) {
+    translate_all(nullptr);
+  } else {
+    // Written whole or not at all: a failure part-way leaves no half file behind.
+    io::write_file_atomically(f.attention, [&](std::FILE* file) {
+      AttentionWriter writer(file, loaded);
+      translate_all(&writer);
+      writer.finish();
+    });
   }
   if (in_fd != STDIN_FILENO) ::close(in_fd);
   if (out_file && std::fflush(out_file.get()) != 0)
@@ -157,6 +187,9 @@ void register_translate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")
       ->capture_default_str();
+  cmd->add_option("--attention", f->attention,
+                  "write each best translation's attention weights (every layer and head) to "
+                  "this JSON file");
   cmd->add_option("--chunk-lines", f->chunk_lines,
                   "most lines translated together when input arrives faster (default: a batch)");
   cmd->callback([f] { run_translate(*f); });

@@ -16,6 +16,10 @@ bool blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
 }
 
+void check_options(const TranslateOptions& o) {
+  if (o.batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", o.batch_tokens);
+}
+
 }  // namespace
 
 Translator::Translator(Transformer& model, const Tokenizer& tokenizer, TranslateOptions options)
@@ -23,33 +27,44 @@ Translator::Translator(Transformer& model, const Tokenizer& tokenizer, Translate
   if (tokenizer.vocab_size() != model.config().vocab_size)
     fail("the vocabulary {} has {} pieces but the model expects {}", tokenizer.path(),
          tokenizer.vocab_size(), model.config().vocab_size);
-  if (options_.batch_tokens <= 0)
-    fail("--batch-tokens must be positive, got {}", options_.batch_tokens);
+  check_options(options_);
 }
 
 std::vector<std::vector<Translation>> Translator::translate(
     const std::vector<std::string>& lines, int64_t first_line,
     const std::function<void(const std::string&)>& warn) {
-  const int64_t n = static_cast<int64_t>(lines.size());
+  std::vector<std::vector<int32_t>> sources(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (blank(lines[i])) continue;
+    sources[i] = tokenizer_.encode(lines[i]);
+    if (static_cast<int64_t>(sources[i].size()) > source_limit()) {
+      if (warn)
+        warn(fmt::format("line {}: {} tokens, more than the model's {}; cut to fit",
+                         first_line + static_cast<int64_t>(i), sources[i].size() + 1,
+                         source_limit() + 1));
+      sources[i].resize(static_cast<size_t>(source_limit()));
+    }
+  }
+  return translate_pieces(sources, options_);
+}
+
+std::vector<std::vector<Translation>> Translator::translate_pieces(
+    const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options) {
+  check_options(options);
+  const int64_t n = static_cast<int64_t>(pieces.size());
   std::vector<std::vector<Translation>> out(n);
   // Sources as the model saw them in training: subword tokens and EOS.
-  const int64_t longest = model_.config().max_positions;
   std::vector<std::vector<int32_t>> sources(n);
   std::vector<int64_t> order;
   for (int64_t i = 0; i < n; ++i) {
-    if (blank(lines[i])) {
+    if (pieces[i].empty()) {
       out[i].push_back(Translation{});
       continue;
     }
-    std::vector<int32_t> ids = tokenizer_.encode(lines[i]);
-    if (static_cast<int64_t>(ids.size()) + 1 > longest) {
-      if (warn)
-        warn(fmt::format("line {}: {} tokens, more than the model's {}; cut to fit", first_line + i,
-                         ids.size() + 1, longest));
-      ids.resize(static_cast<size_t>(longest - 1));
-    }
-    ids.push_back(kEosId);
-    sources[i] = std::move(ids);
+    if (static_cast<int64_t>(pieces[i].size()) > source_limit())
+      fail("a source of {} pieces: the model takes at most {}", pieces[i].size(), source_limit());
+    sources[i] = pieces[i];
+    sources[i].push_back(kEosId);
     order.push_back(i);
   }
   // Longest first, so each batch holds sentences of similar length.
@@ -60,7 +75,7 @@ std::vector<std::vector<Translation>> Translator::translate(
     const int64_t width = static_cast<int64_t>(sources[order[begin]].size());
     size_t end = begin + 1;
     while (end < order.size() &&
-           static_cast<int64_t>(end - begin + 1) * width <= options_.batch_tokens)
+           static_cast<int64_t>(end - begin + 1) * width <= options.batch_tokens)
       ++end;
     const int64_t rows = static_cast<int64_t>(end - begin);
     Tensor src = Tensor::zeros({rows, width}, DType::I32);
@@ -69,16 +84,21 @@ std::vector<std::vector<Translation>> Translator::translate(
       std::copy(s.begin(), s.end(), src.i32() + r * width);
     }
     std::vector<std::vector<Hypothesis>> found;
-    if (options_.search.beam == 1 && options_.search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(model_, src, options_.search, &arenas_))
+    if (options.search.beam == 1 && options.search.nbest == 1) {
+      for (Hypothesis& h : greedy_search(model_, src, options.search, &arenas_))
         found.push_back({h});
     } else {
-      found = beam_search(model_, src, options_.search, &arenas_);
+      found = beam_search(model_, src, options.search, &arenas_);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      std::vector<Translation>& dst = out[order[begin + r]];
-      for (Hypothesis& h : found[r])
-        dst.push_back(Translation{tokenizer_.decode(h.tokens), std::move(h.tokens), h.score});
+      const int64_t i = order[begin + r];
+      std::vector<Translation>& dst = out[i];
+      for (Hypothesis& h : found[r]) {
+        Translation t{tokenizer_.decode(h.tokens), std::move(h.tokens), h.score, std::nullopt};
+        if (options.attention && dst.empty())
+          t.attention = attention_maps(model_, sources[i], t.tokens);
+        dst.push_back(std::move(t));
+      }
     }
     begin = end;
   }

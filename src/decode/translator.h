@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "decode/attention_maps.h"
 #include "decode/search.h"
 #include "text/tokenizer.h"
 
@@ -14,12 +16,14 @@ namespace transduce {
 struct TranslateOptions {
   SearchOptions search;         // beam 1 runs greedy search
   int64_t batch_tokens = 4000;  // source tokens per batch, padding counted
+  bool attention = false;       // the best translation of each sentence carries its attention
 };
 
 struct Translation {
   std::string text;
   std::vector<int32_t> tokens;
   float score = 0;  // length-normalised log-probability
+  std::optional<AttentionMaps> attention;
 };
 
 class Translator {
@@ -32,8 +36,15 @@ class Translator {
   std::vector<std::vector<Translation>> translate(
       const std::vector<std::string>& lines, int64_t first_line = 1,
       const std::function<void(const std::string&)>& warn = nullptr);
+  // The same for sentences already in pieces (without EOS), with other options: an empty one
+  // gives one empty translation. Each must fit the model (source_limit() pieces at most).
+  std::vector<std::vector<Translation>> translate_pieces(
+      const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options);
 
+  // The most pieces a source may have (EOS is added to them).
+  int64_t source_limit() const { return model_.config().max_positions - 1; }
   const TranslateOptions& options() const { return options_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
   Transformer& model_;

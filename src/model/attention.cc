@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/attention_recorder.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -12,6 +13,7 @@ MultiHeadAttention::MultiHeadAttention(const std::string& name, const ModelConfi
       k_proj(name + ".k_proj", c.d_model, int64_t{c.heads} * c.d_k),
       v_proj(name + ".v_proj", c.d_model, int64_t{c.heads} * c.d_v),
       out_proj(name + ".out_proj", int64_t{c.heads} * c.d_v, c.d_model),
+      name_(name),
       heads_(c.heads),
       d_k_(c.d_k),
       d_v_(c.d_v),
@@ -63,8 +65,10 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& 
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
   if (ctx.inference) {  // nothing to keep for backward: one fused pass
     Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
+    Tensor weights = ctx.attention ? ctx.alloc({batch_, heads_, lq_, lk_}) : Tensor();
     ops::attention_inference(q_, keys, values, lk, heads_, scale, key_pad, causal, causal_offset,
-                             context);
+                             context, weights);
+    if (ctx.attention) ctx.attention->record(name_, weights);
     return out_proj.forward(ctx, context);
   }
 

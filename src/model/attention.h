@@ -34,6 +34,7 @@ class MultiHeadAttention {
   Linear q_proj, k_proj, v_proj, out_proj;
 
  private:
+  std::string name_;  // the parameter-name prefix, under which weights are recorded
   int64_t heads_, d_k_, d_v_;
   Dropout attn_dropout_;
   bool self_ = false;

@@ -8,6 +8,8 @@
 
 namespace transduce {
 
+class AttentionRecorder;
+
 struct Context {
   explicit Context(Arena& a, bool train = false, uint64_t dropout_seed = 0)
       : arena(a), training(train), seed(dropout_seed) {}
@@ -23,6 +25,8 @@ struct Context {
   uint64_t stream = 0;
   // Set by decoding: no backward will run, so a layer's intermediates may be given back.
   bool inference = false;
+  // Set to see the attention weights inference computes (model/attention_recorder.h).
+  AttentionRecorder* attention = nullptr;
 };
 
 // Runs f(); under ctx.inference, gives back everything f allocated except its result, which moves

@@ -38,10 +38,12 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
 // head h, query i, context[b, i, h] = softmax_j(scale * q[b, i, h] . keys[b, j, h]) values[b, j, h]
 // over the first lk keys, masked as masked_softmax masks (a fully masked query gets zeros).
 // q [B, Lq, H*dk], keys [B, C, H*dk], values [B, C, H*dv] with C >= lk (a cache's capacity),
-// context [B, Lq, H*dv].
+// context [B, Lq, H*dv]. When `probs` ([B, H, Lq, lk]) is given, the weights are written there too
+// (zero for hidden keys): attention visualisation sees exactly what the context was made of.
 void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& values, int64_t lk,
                          int64_t heads, float scale, const Tensor& key_pad, bool causal,
-                         int64_t causal_offset, const Tensor& context);
+                         int64_t causal_offset, const Tensor& context,
+                         const Tensor& probs = Tensor());
 // dscores (in: dL/dprobs, out: dL/dscores * scale), from the saved probs.
 void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale);
 

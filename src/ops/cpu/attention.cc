@@ -15,7 +15,7 @@ namespace transduce::ops {
 
 void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& values, int64_t lk,
                          int64_t heads, float scale, const Tensor& key_pad, bool causal,
-                         int64_t causal_offset, const Tensor& context) {
+                         int64_t causal_offset, const Tensor& context, const Tensor& probs) {
   require_cpu({&q, &keys, &values, &context});
   const int64_t batch = q.dim(0), lq = q.dim(1), cap = keys.dim(1);
   TD_CHECK(q.ndim() == 3 && keys.ndim() == 3 && values.ndim() == 3 && context.ndim() == 3 &&
@@ -26,6 +26,11 @@ void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& valu
            "attention_inference q {} keys {} values {} over {} keys, {} heads -> {}",
            q.shape().str(), keys.shape().str(), values.shape().str(), lk, heads,
            context.shape().str());
+  TD_CHECK(!probs.defined() || (probs.ndim() == 4 && probs.dim(0) == batch &&
+                                probs.dim(1) == heads && probs.dim(2) == lq && probs.dim(3) == lk),
+           "attention_inference weights {} for {} sentences, {} heads, {} queries, {} keys",
+           probs.shape().str(), batch, heads, lq, lk);
+  float* pw = probs.defined() ? probs.f32() : nullptr;
   const uint8_t* pad = key_pad_data(key_pad, batch, lk);
   const int64_t dk = q.dim(2) / heads, dv = values.dim(2) / heads;
   const int64_t wq = heads * dk, wv = heads * dv;
@@ -57,6 +62,8 @@ void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& valu
           mx = std::max(mx, p[j]);
         }
         std::fill(ci, ci + dv, 0.0f);
+        float* wi = pw ? pw + ((b * heads + h) * lq + i) * lk : nullptr;
+        if (wi) std::fill(wi, wi + lk, 0.0f);
         if (mx == -std::numeric_limits<float>::infinity()) continue;  // every key hidden
         float sum = 0;
         for (int64_t j = 0; j < visible; ++j) {
@@ -68,6 +75,7 @@ void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& valu
         for (int64_t j = 0; j < visible; ++j) {
           if (prow && prow[j]) continue;
           const float w = p[j] * inv;
+          if (wi) wi[j] = w;
           const float* vj = vb + j * wv;
 #pragma omp simd
           for (int64_t d = 0; d < dv; ++d) ci[d] += w * vj[d];

@@ -1,0 +1,90 @@
+// `transduce attention`: the paper's Figures 3-5 for your own sentences. Translates them and writes
+// a self-contained HTML file (and, if asked, the JSON) showing every layer's and head's attention;
+// or renders a file written by `transduce translate --attention`.
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "decode/loaded_model.h"
+#include "decode/translator.h"
+#include "io/atomic_file.h"
+#include "serve/api.h"
+#include "serve/web_page.h"
+#include "text/utf8.h"
+
+namespace transduce::cli {
+
+namespace {
+
+struct AttentionFlags {
+  std::string model_dir, from, html, json;
+  std::vector<std::string> sources;
+  TranslateOptions options;
+};
+
+nlohmann::json read_attention_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("{}: cannot open", path);
+  nlohmann::json data;
+  try {
+    data = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: not JSON: {}", path, e.what());
+  }
+  if (!data.is_object() || !data.contains("sentences") || !data["sentences"].is_array())
+    fail("{}: not an attention file (no \"sentences\" list; see transduce translate --attention)",
+         path);
+  return data;
+}
+
+nlohmann::json translate_sources(const AttentionFlags& f) {
+  LoadedModel loaded(f.model_dir);
+  TranslateOptions options = f.options;
+  options.attention = true;
+  Translator translator(loaded.model(), loaded.tokenizer(), options);
+  for (size_t i = 0; i < f.sources.size(); ++i) {
+    size_t bad = 0;
+    if (!valid_utf8(f.sources[i], &bad)) fail("--src {}: invalid UTF-8 at byte {}", i + 1, bad + 1);
+  }
+  const auto results = translator.translate(f.sources, 1, [](const std::string& w) {
+    fmt::print(stderr, "transduce: warning: {}\n", w);
+  });
+  nlohmann::json sentences = nlohmann::json::array();
+  for (size_t i = 0; i < results.size(); ++i) {
+    sentences.push_back(attention_file_sentence(static_cast<int64_t>(i) + 1, f.sources[i],
+                                                results[i].front(), loaded.tokenizer()));
+  }
+  return {{"model", loaded.name()}, {"sentences", std::move(sentences)}};
+}
+
+void run_attention(const AttentionFlags& f) {
+  if (f.from.empty() == f.model_dir.empty())
+    fail("give either -m MODEL_DIR with --src TEXT, or --from FILE.json");
+  if (!f.model_dir.empty() && f.sources.empty()) fail("-m needs at least one --src TEXT");
+  const nlohmann::json data = f.from.empty() ? translate_sources(f) : read_attention_file(f.from);
+  if (!f.json.empty()) io::write_file_atomically(f.json, data.dump() + "\n");
+  io::write_file_atomically(f.html, attention_page(data));
+}
+
+}  // namespace
+
+void register_attention(CLI::App& app) {
+  auto f = std::make_shared<AttentionFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "attention", "show a translation's attention, every layer and head, as an HTML page");
+  cmd->add_option("-m,--model", f->model_dir, "model directory");
+  cmd->add_option("--src", f->sources, "a sentence to translate (may repeat)");
+  cmd->add_option("--from", f->from, "render this file of `transduce translate --attention`");
+  cmd->add_option("--html", f->html, "the HTML file to write (self-contained)")->required();
+  cmd->add_option("--json", f->json, "also write the attention weights as JSON");
+  SearchOptions& s = f->options.search;
+  cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
+  cmd->add_option("--alpha", s.alpha, "length penalty exponent")->capture_default_str();
+  cmd->callback([f] { run_attention(*f); });
+}
+
+}  // namespace transduce::cli

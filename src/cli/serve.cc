@@ -1,0 +1,150 @@
+// `transduce serve`: a model behind HTTP (serve/http_server.h), with dynamic batching. SIGTERM or
+// Ctrl-C stops accepting connections, answers every request already received, then exits 0; a
+// second signal exits at once.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/threads.h"
+#include "decode/loaded_model.h"
+#include "serve/http_server.h"
+
+namespace transduce::cli {
+
+namespace {
+
+struct ServeFlags {
+  std::string model_dir;
+  ServerOptions server;
+  BatchingOptions batching;
+  double max_wait_ms = 5;
+};
+
+nlohmann::json describe(const LoadedModel& m) {
+  return {{"name", m.name()},
+          {"config", m.config()},
+          {"vocab_size", m.config().vocab_size},
+          {"parameters", m.config().parameter_count()},
+          {"step", m.step() < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.step())}};
+}
+
+void run_serve(ServeFlags f) {
+  // Signals are taken by one thread with sigwait: blocked here, before any thread starts, so
+  // every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  spdlog::set_default_logger(spdlog::stdout_logger_mt("transduce"));  // no colour codes
+
+  LoadedModel loaded(f.model_dir);
+  ServiceLimits& limits = f.server.limits;
+  const int64_t model_limit = loaded.config().max_positions - 1;
+  if (limits.max_sentence_tokens == 0) limits.max_sentence_tokens = model_limit;
+  if (limits.max_sentence_tokens < 1 || limits.max_sentence_tokens > model_limit)
+    fail("--max-sentence-tokens must be between 1 and the model's {}, got {}", model_limit,
+         limits.max_sentence_tokens);
+  if (limits.max_sentences < 1) fail("--max-sentences must be at least 1");
+  if (limits.max_body_bytes < 1) fail("--max-body-bytes must be at least 1");
+  if (limits.max_beam < 1) fail("--max-beam must be at least 1");
+  const SearchOptions& d = f.server.defaults.search;
+  if (d.beam < 1 || d.beam > limits.max_beam)
+    fail("--beam must be between 1 and --max-beam {}, got {}", limits.max_beam, d.beam);
+  if (d.alpha < 0) fail("--alpha must not be negative, got {}", d.alpha);
+  if (f.max_wait_ms < 0) fail("--max-wait-ms must not be negative, got {}", f.max_wait_ms);
+  if (limits.max_sentences > f.batching.max_queued_sentences)
+    fail("--max-sentences {} is more than --max-queue {} holds", limits.max_sentences,
+         f.batching.max_queued_sentences);
+  f.batching.max_wait = std::chrono::microseconds(static_cast<int64_t>(f.max_wait_ms * 1000));
+  f.server.defaults.batch_tokens = f.batching.batch_tokens;
+
+  Translator translator(loaded.model(), loaded.tokenizer(), f.server.defaults);
+  const int threads = num_threads();
+  TranslationQueue queue(
+      [&translator](const std::vector<std::vector<int32_t>>& sources,
+                    const TranslateOptions& options) {
+        return translator.translate_pieces(sources, options);
+      },
+      f.batching, [threads] { set_threads(threads); });  // OpenMP settings are per thread
+  TranslationServer server(loaded.tokenizer(), queue, describe(loaded), f.server);
+  const int port = server.bind();
+
+  std::thread signals([&server, &stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    spdlog::info("{}: answering the requests already received, then stopping", strsignal(sig));
+    server.stop();
+    sigwait(&stop_signals, &sig);
+    spdlog::warn("{} again: exiting now", strsignal(sig));
+    std::_Exit(1);
+  });
+  signals.detach();  // waits for a second signal until the process ends
+
+  spdlog::info("listening on http://{}:{}/ with model {} ({} parameters, {} threads)",
+               f.server.host, port, loaded.name(), loaded.config().parameter_count(), threads);
+  server.serve();
+  queue.stop();
+  const QueueStats s = queue.stats();
+  spdlog::info("stopped: {} requests, {} sentences in {} batches", s.requests, s.sentences,
+               s.batches);
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand("serve", "translate over HTTP (JSON API and a web page)");
+  cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
+  ServerOptions& s = f->server;
+  cmd->add_option("--host", s.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", s.port, "port (0: any free one, printed at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--http-threads", s.http_threads, "connection threads")->capture_default_str();
+  BatchingOptions& b = f->batching;
+  cmd->add_option("--batch-tokens", b.batch_tokens,
+                  "source tokens merged into one batch (dynamic batching)")
+      ->capture_default_str();
+  cmd->add_option("--batch-requests", b.batch_requests,
+                  "most requests merged into one batch (0: no limit; 1: one at a time)")
+      ->capture_default_str();
+  cmd->add_option("--max-wait-ms", f->max_wait_ms,
+                  "longest a request waits for others to share its batch")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", b.max_queued_sentences,
+                  "sentences waiting before requests are refused with 503")
+      ->capture_default_str();
+  ServiceLimits& l = s.limits;
+  cmd->add_option("--max-body-bytes", l.max_body_bytes, "largest request body (413 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-sentences", l.max_sentences, "most sentences a request (413 beyond)")
+      ->capture_default_str();
+  l.max_sentence_tokens = 0;
+  cmd->add_option("--max-sentence-tokens", l.max_sentence_tokens,
+                  "most subword tokens a sentence (400 beyond; default: what the model takes)");
+  cmd->add_option("--max-beam", l.max_beam, "largest beam a request may ask for")
+      ->capture_default_str();
+  SearchOptions& d = s.defaults.search;
+  cmd->add_option("--beam", d.beam, "beam size when a request gives none")->capture_default_str();
+  cmd->add_option("--alpha", d.alpha, "length penalty when a request gives none")
+      ->capture_default_str();
+  cmd->add_option("--max-len-a", d.max_len_a, "output length limit: a * source + b")
+      ->capture_default_str();
+  cmd->add_option("--max-len-b", d.max_len_b, "output length limit: a * source + b")
+      ->capture_default_str();
+  cmd->callback([f] { run_serve(*f); });
+}
+
+}  // namespace transduce::cli

@@ -1,0 +1,185 @@
+#include "serve/api.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "decode/attention_maps.h"
+#include "text/tokenizer.h"
+
+namespace transduce {
+
+namespace {
+
+using nlohmann::json;
+
+ApiError bad(const std::string& message) {
+  return ApiError(400, message);
+}
+
+// "a string", "an array", ... as a message would say it.
+std::string type_of(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
+  }
+}
+
+int64_t integer_field(const json& body, const char* name, int64_t lo, int64_t hi,
+                      const std::string& limit = "") {
+  const json& v = body.at(name);
+  const bool integral = v.is_number_integer() ||
+                        (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (!integral) throw bad(fmt::format("\"{}\" must be an integer, got {}", name, type_of(v)));
+  const double x = v.get<double>();
+  if (x < static_cast<double>(lo) || x > static_cast<double>(hi))
+    throw ApiError(400,
+                   fmt::format("\"{}\" must be between {} and {}, got {}", name, lo, hi, v.dump()),
+                   limit, limit.empty() ? 0 : hi);
+  return static_cast<int64_t>(x);
+}
+
+json pieces(const std::vector<int32_t>& ids, const Tokenizer& tokenizer) {
+  json out = json::array();
+  for (int32_t id : ids) out.push_back(tokenizer.piece(id));
+  return out;
+}
+
+json hypothesis(const Translation& t, const Tokenizer& tokenizer) {
+  return {
+      {"text", t.text}, {"score", json_float(t.score)}, {"tokens", pieces(t.tokens, tokenizer)}};
+}
+
+}  // namespace
+
+double json_float(float x) {
+  if (!std::isfinite(x)) return x;
+  return std::strtod(fmt::format("{}", x).c_str(), nullptr);
+}
+
+json attention_file_sentence(int64_t line, const std::string& source, const Translation& best,
+                             const Tokenizer& tokenizer) {
+  return {
+      {"line", line},
+      {"source", source},
+      {"translation", best.text},
+      {"score", json_float(best.score)},
+      {"attention", best.attention ? attention_json(*best.attention, tokenizer) : json(nullptr)}};
+}
+
+json error_json(const ApiError& e) {
+  json error = {{"status", e.status}, {"message", e.what()}};
+  if (!e.limit.empty()) {
+    error["limit"] = e.limit;
+    error["max"] = e.max;
+  }
+  return {{"error", error}};
+}
+
+TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
+                                         const ServiceLimits& limits,
+                                         const TranslateOptions& defaults) {
+  json doc;
+  try {
+    doc = json::parse(body);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message names the byte: "parse error at line 1, column 9: ...".
+    std::string what = e.what();
+    const size_t at = what.find("parse error");
+    throw bad("malformed JSON: " + (at == std::string::npos ? what : what.substr(at)));
+  }
+  if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "text" && key != "beam" && key != "alpha" && key != "nbest" && key != "attention")
+      throw bad(
+          fmt::format("unknown field \"{}\" (known: text, beam, alpha, nbest, attention)", key));
+  }
+  if (!doc.contains("text")) throw bad("missing field \"text\" (a string or an array of strings)");
+
+  TranslateRequest r;
+  const json& text = doc["text"];
+  if (text.is_string()) {
+    r.text.push_back(text.get<std::string>());
+  } else if (text.is_array()) {
+    if (static_cast<int64_t>(text.size()) > limits.max_sentences)
+      throw ApiError(413,
+                     fmt::format("\"text\" holds {} sentences; this server takes at most {} "
+                                 "a request",
+                                 text.size(), limits.max_sentences),
+                     "max_sentences", limits.max_sentences);
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (!text[i].is_string())
+        throw bad(fmt::format("\"text\"[{}] must be a string, got {}", i, type_of(text[i])));
+      r.text.push_back(text[i].get<std::string>());
+    }
+  } else {
+    throw bad("\"text\" must be a string or an array of strings, got " + type_of(text));
+  }
+
+  r.options = defaults;
+  SearchOptions& s = r.options.search;
+  if (doc.contains("beam"))
+    s.beam = static_cast<int>(integer_field(doc, "beam", 1, limits.max_beam, "max_beam"));
+  if (doc.contains("nbest"))
+    s.nbest = static_cast<int>(integer_field(doc, "nbest", 1, s.beam));
+  else
+    s.nbest = std::min(s.nbest, s.beam);
+  if (s.nbest > s.beam)
+    throw bad(fmt::format("\"nbest\" ({}) must not exceed \"beam\" ({})", s.nbest, s.beam));
+  if (doc.contains("alpha")) {
+    const json& a = doc["alpha"];
+    if (!a.is_number()) throw bad("\"alpha\" must be a number, got " + type_of(a));
+    const double alpha = a.get<double>();
+    if (!(alpha >= 0 && alpha <= 10))
+      throw bad(fmt::format("\"alpha\" must be between 0 and 10, got {}", a.dump()));
+    s.alpha = static_cast<float>(alpha);
+  }
+  if (doc.contains("attention")) {
+    const json& a = doc["attention"];
+    if (!a.is_boolean()) throw bad("\"attention\" must be true or false, got " + type_of(a));
+    r.options.attention = a.get<bool>();
+  }
+
+  for (size_t i = 0; i < r.text.size(); ++i) {
+    std::vector<int32_t> ids = tokenizer.encode(r.text[i]);
+    if (static_cast<int64_t>(ids.size()) > limits.max_sentence_tokens)
+      throw ApiError(400,
+                     fmt::format("\"text\"[{}] has {} subword tokens; this server takes at most {}",
+                                 i, ids.size(), limits.max_sentence_tokens),
+                     "max_sentence_tokens", limits.max_sentence_tokens);
+    r.sources.push_back(std::move(ids));
+  }
+  return r;
+}
+
+json translate_response(const TranslateRequest& request,
+                        const std::vector<std::vector<Translation>>& results,
+                        const Tokenizer& tokenizer, const std::string& model_name) {
+  json translations = json::array();
+  for (const std::vector<Translation>& found : results) {
+    json t = hypothesis(found.front(), tokenizer);
+    if (request.options.search.nbest > 1) {
+      json nbest = json::array();
+      for (const Translation& h : found) nbest.push_back(hypothesis(h, tokenizer));
+      t["nbest"] = std::move(nbest);
+    }
+    if (request.options.attention)
+      t["attention"] = found.front().attention ? attention_json(*found.front().attention, tokenizer)
+                                               : json(nullptr);
+    translations.push_back(std::move(t));
+  }
+  return {{"translations", std::move(translations)}, {"model", model_name}};
+}
+
+}  // namespace transduce

@@ -1,0 +1,66 @@
+// The JSON API of the translation service, apart from the sockets: reading and checking a
+// translation request, and writing answers and errors. Every refusal is an ApiError carrying the
+// HTTP status, a message naming what is wrong and where, and the limit it hit, if any.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/translator.h"
+
+namespace transduce {
+
+struct ServiceLimits {
+  int64_t max_body_bytes = 1 << 20;
+  int64_t max_sentences = 64;         // per request
+  int64_t max_sentence_tokens = 256;  // subword pieces of one sentence
+  int max_beam = 16;
+};
+
+class ApiError : public std::runtime_error {
+ public:
+  // `limit` names the server option that was exceeded ("" when none), `max` its value.
+  ApiError(int status, const std::string& message, std::string limit = "", int64_t max = 0)
+      : std::runtime_error(message), status(status), limit(std::move(limit)), max(max) {}
+  int status;
+  std::string limit;
+  int64_t max;
+};
+
+// {"error": {"status": 400, "message": "...", "limit": "max_sentences", "max": 64}}; the limit
+// fields only when a limit was hit.
+nlohmann::json error_json(const ApiError& e);
+
+struct TranslateRequest {
+  std::vector<std::string> text;              // the sentences as sent
+  std::vector<std::vector<int32_t>> sources;  // their pieces (empty for a blank sentence)
+  TranslateOptions options;                   // defaults overridden by the request
+};
+
+// Reads {"text": "..." | ["...", ...], "beam": 4, "alpha": 0.6, "nbest": 1, "attention": false}
+// (only "text" is required). Malformed JSON, a field of the wrong type or value, or an unknown
+// field is a 400; too many sentences a 413; a sentence of more pieces than the limit a 400.
+TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
+                                         const ServiceLimits& limits,
+                                         const TranslateOptions& defaults);
+
+// A float as JSON should show it: the shortest decimal that reads back as the same float (0.6, not
+// 0.6000000238418579).
+double json_float(float x);
+
+// One sentence of an attention file (`transduce translate --attention`, `transduce attention`):
+// {"line", "source", "translation", "score", "attention": {...} or null}.
+nlohmann::json attention_file_sentence(int64_t line, const std::string& source,
+                                       const Translation& best, const Tokenizer& tokenizer);
+
+// {"translations": [{"text", "score", "tokens", ["nbest": [{"text", "score", "tokens"}...]],
+// ["attention": {...}]}, ...], "model": name}: one entry per sentence, in request order.
+nlohmann::json translate_response(const TranslateRequest& request,
+                                  const std::vector<std::vector<Translation>>& results,
+                                  const Tokenizer& tokenizer, const std::string& model_name);
+
+}  // namespace transduce

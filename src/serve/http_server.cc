@@ -1,0 +1,175 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "serve/web_page.h"
+
+namespace transduce {
+
+namespace {
+
+using nlohmann::json;
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  // Subword pieces and decoded text are UTF-8; replace rather than throw if one is not.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  send_json(res, e.status, error_json(e));
+}
+
+}  // namespace
+
+TranslationServer::TranslationServer(const Tokenizer& tokenizer, TranslationQueue& queue,
+                                     json model, ServerOptions options)
+    : tokenizer_(tokenizer),
+      queue_(queue),
+      model_(std::move(model)),
+      model_name_(model_.value("name", "")),
+      options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()) {
+  if (options_.http_threads < 1)
+    fail("--http-threads must be at least 1, got {}", options_.http_threads);
+  const int threads = options_.http_threads;
+  http_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
+  http_->set_payload_max_length(static_cast<size_t>(options_.limits.max_body_bytes));
+  http_->set_keep_alive_max_count(1000);
+  // SO_REUSEADDR alone: a restart may reuse the port at once, but a second server cannot share
+  // it with a running one (httplib's default, SO_REUSEPORT, lets both listen and split the
+  // connections between them).
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  routes();
+}
+
+TranslationServer::~TranslationServer() = default;
+
+void TranslationServer::routes() {
+  const std::string page = service_page();
+  http_->Get("/", [page](const httplib::Request&, httplib::Response& res) {
+    res.set_content(page, "text/html; charset=utf-8");
+  });
+
+  http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (queue_.stopping()) return send_json(res, 503, {{"status", "stopping"}});
+    const QueueStats s = queue_.stats();
+    send_json(res, 200,
+              {{"status", "ok"},
+               {"queued_requests", s.queued_requests},
+               {"queued_sentences", s.queued_sentences},
+               {"running_requests", s.running_requests},
+               {"batches", s.batches},
+               {"requests", s.requests},
+               {"sentences", s.sentences}});
+  });
+
+  json model = model_;
+  const ServiceLimits& l = options_.limits;
+  const BatchingOptions& b = queue_.options();
+  model["limits"] = {{"max_body_bytes", l.max_body_bytes},
+                     {"max_sentences", l.max_sentences},
+                     {"max_sentence_tokens", l.max_sentence_tokens},
+                     {"max_beam", l.max_beam},
+                     {"max_queue", b.max_queued_sentences}};
+  model["batching"] = {{"batch_tokens", b.batch_tokens},
+                       {"batch_requests", b.batch_requests},
+                       {"max_wait_ms", static_cast<double>(b.max_wait.count()) / 1000.0}};
+  model["defaults"] = {{"beam", options_.defaults.search.beam},
+                       {"alpha", json_float(options_.defaults.search.alpha)},
+                       {"nbest", options_.defaults.search.nbest}};
+  http_->Get("/v1/model", [model](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, model);
+  });
+
+  http_->Post("/v1/translate", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const TranslateRequest request =
+          parse_translate_request(req.body, tokenizer_, options_.limits, options_.defaults);
+      std::vector<std::vector<Translation>> results;
+      if (!request.sources.empty()) {
+        TranslationQueue::Admission admission = queue_.submit(request.sources, request.options);
+        if (admission.status == TranslationQueue::Admission::Full) {
+          res.set_header("Retry-After", "1");
+          throw ApiError(503,
+                         fmt::format("the queue is full ({} sentences wait); try again shortly",
+                                     queue_.options().max_queued_sentences),
+                         "max_queue", queue_.options().max_queued_sentences);
+        }
+        if (admission.status == TranslationQueue::Admission::Stopping)
+          throw ApiError(503, "the server is shutting down");
+        try {
+          results = admission.result.get();
+        } catch (const std::exception& e) {
+          throw ApiError(500, std::string("translation failed: ") + e.what());
+        }
+      }
+      send_json(res, 200, translate_response(request, results, tokenizer_, model_name_));
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    }
+  });
+
+  // What httplib answers by itself (no such path, a body over the limit, an unreadable request)
+  // gets a JSON body too.
+  http_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    switch (res.status) {
+      case 404:
+        return send_error(
+            res, ApiError(404, fmt::format("no such endpoint: {} {}", req.method, req.path)));
+      case 413:
+        return send_error(
+            res, ApiError(413,
+                          fmt::format("the body is larger than this server takes ({} bytes)",
+                                      options_.limits.max_body_bytes),
+                          "max_body_bytes", options_.limits.max_body_bytes));
+      case 400:
+        return send_error(res, ApiError(400, "the request is not valid HTTP"));
+      default:
+        return send_error(res, ApiError(res.status, fmt::format("HTTP error {}", res.status)));
+    }
+  });
+  http_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        send_error(res, ApiError(500, "internal error: " + what));
+      });
+}
+
+int TranslationServer::bind() {
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
+    if (port < 0) fail("cannot listen on {}: no free port", options_.host);
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    fail("cannot listen on {}:{}: the address is in use or not this machine's", options_.host,
+         port);
+  }
+  return port;
+}
+
+void TranslationServer::serve() {
+  http_->listen_after_bind();
+}
+
+void TranslationServer::stop() {
+  http_->stop();
+}
+
+}  // namespace transduce

@@ -1,0 +1,60 @@
+// The translation service over HTTP (cpp-httplib): the JSON API of serve/api.h in front of a
+// TranslationQueue, and the web page. Each connection has a thread that parses its requests and
+// waits for the queue's worker; the translation itself happens on the worker alone.
+//
+//   GET  /               the web page: translate a sentence and look at its attention
+//   GET  /health         {"status": "ok", queue counters}; 503 {"status": "stopping"} on the way
+//   out GET  /v1/model       the model's configuration, vocabulary size, parameter count, limits
+//   POST /v1/translate   see serve/api.h
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/api.h"
+#include "serve/translation_queue.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace transduce {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port
+  // Connection threads. More than the queue can hold requests, so a full queue is answered at
+  // once rather than leaving connections to wait for a thread.
+  int http_threads = 128;
+  ServiceLimits limits;
+  TranslateOptions defaults;  // search settings a request does not give
+};
+
+class TranslationServer {
+ public:
+  // `model` is what GET /v1/model answers, with "name" (which translations name too).
+  TranslationServer(const Tokenizer& tokenizer, TranslationQueue& queue, nlohmann::json model,
+                    ServerOptions options);
+  ~TranslationServer();
+
+  // Opens the listening socket; returns its port. A port in use is a transduce::Error.
+  int bind();
+  // Answers requests until stop(); returns once every request in progress has been answered.
+  void serve();
+  // From any thread: stop accepting connections; requests being handled are still answered.
+  void stop();
+
+ private:
+  void routes();
+
+  const Tokenizer& tokenizer_;
+  TranslationQueue& queue_;
+  nlohmann::json model_;
+  std::string model_name_;
+  ServerOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+};
+
+}  // namespace transduce

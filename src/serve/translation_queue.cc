@@ -1,0 +1,163 @@
+#include "serve/translation_queue.h"
+
+#include "core/error.h"
+
+namespace transduce {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Requests may share a batch when the search treats them alike (the batch size aside).
+bool mergeable(const TranslateOptions& a, const TranslateOptions& b) {
+  const SearchOptions &x = a.search, &y = b.search;
+  return x.beam == y.beam && x.alpha == y.alpha && x.max_len_a == y.max_len_a &&
+         x.max_len_b == y.max_len_b && x.nbest == y.nbest && !x.constrain && !y.constrain &&
+         a.attention == b.attention;
+}
+
+int64_t source_tokens(const std::vector<std::vector<int32_t>>& sources) {
+  int64_t n = 0;
+  for (const auto& s : sources)
+    if (!s.empty()) n += static_cast<int64_t>(s.size()) + 1;  // EOS
+  return n;
+}
+
+}  // namespace
+
+TranslationQueue::TranslationQueue(Backend backend, BatchingOptions options,
+                                   std::function<void()> worker_setup)
+    : backend_(std::move(backend)), options_(options) {
+  if (options_.batch_tokens <= 0)
+    fail("--batch-tokens must be positive, got {}", options_.batch_tokens);
+  if (options_.batch_requests < 0)
+    fail("--batch-requests must be 0 (no limit) or more, got {}", options_.batch_requests);
+  if (options_.max_wait.count() < 0) fail("--max-wait-ms must not be negative");
+  if (options_.max_queued_sentences <= 0)
+    fail("--max-queue must be positive, got {}", options_.max_queued_sentences);
+  worker_ = std::thread([this, setup = std::move(worker_setup)] { work(setup); });
+}
+
+TranslationQueue::~TranslationQueue() {
+  stop();
+}
+
+TranslationQueue::Admission TranslationQueue::submit(std::vector<std::vector<int32_t>> sources,
+                                                     const TranslateOptions& options) {
+  Job job;
+  job.tokens = source_tokens(sources);
+  job.sources = std::move(sources);
+  job.options = options;
+  job.arrival = Clock::now();
+  Admission admission{Admission::Queued, job.result.get_future()};
+  const int64_t n = static_cast<int64_t>(job.sources.size());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return {Admission::Stopping, {}};
+    if (stats_.queued_sentences + n > options_.max_queued_sentences) return {Admission::Full, {}};
+    queue_.push_back(std::move(job));
+    ++stats_.queued_requests;
+    stats_.queued_sentences += n;
+  }
+  changed_.notify_all();
+  return admission;
+}
+
+TranslationQueue::Batch TranslationQueue::batch_for_front() const {
+  Batch b{{0}, queue_.front().tokens, false};
+  for (size_t i = 1; i < queue_.size(); ++i) {
+    const Job& job = queue_[i];
+    if (!mergeable(job.options, queue_.front().options)) continue;
+    const bool room = options_.batch_requests == 0 ||
+                      static_cast<int64_t>(b.jobs.size()) < options_.batch_requests;
+    if (!room || b.tokens + job.tokens > options_.batch_tokens) {
+      b.full = true;  // a smaller one further back may still fit
+      continue;
+    }
+    b.jobs.push_back(i);
+    b.tokens += job.tokens;
+  }
+  b.full = b.full || b.tokens >= options_.batch_tokens ||
+           (options_.batch_requests > 0 &&
+            static_cast<int64_t>(b.jobs.size()) >= options_.batch_requests);
+  return b;
+}
+
+void TranslationQueue::work(const std::function<void()>& setup) {
+  if (setup) setup();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) return;  // stopping, and everything translated
+    // Wait for company until the batch is full or the oldest request has waited long enough.
+    const Clock::time_point deadline = queue_.front().arrival + options_.max_wait;
+    while (!stopping_ && !batch_for_front().full && Clock::now() < deadline)
+      changed_.wait_until(lock, deadline);
+    const Batch picked = batch_for_front();
+    std::vector<Job> batch;
+    int64_t sentences = 0;
+    for (size_t i : picked.jobs) {
+      sentences += static_cast<int64_t>(queue_[i].sources.size());
+      batch.push_back(std::move(queue_[i]));
+    }
+    for (auto it = picked.jobs.rbegin(); it != picked.jobs.rend(); ++it)
+      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*it));
+    stats_.queued_requests -= static_cast<int64_t>(batch.size());
+    stats_.queued_sentences -= sentences;
+    stats_.running_requests = static_cast<int64_t>(batch.size());
+    lock.unlock();
+    run(batch);
+    lock.lock();
+    stats_.running_requests = 0;
+    ++stats_.batches;
+    stats_.requests += static_cast<int64_t>(batch.size());
+    stats_.sentences += sentences;
+  }
+}
+
+void TranslationQueue::run(std::vector<Job>& batch) {
+  std::vector<std::vector<int32_t>> sources;
+  for (const Job& job : batch)
+    sources.insert(sources.end(), job.sources.begin(), job.sources.end());
+  TranslateOptions options = batch.front().options;
+  options.batch_tokens = options_.batch_tokens;
+  std::vector<Translations> results;
+  try {
+    Translations all = backend_(sources, options);
+    TD_CHECK(all.size() == sources.size(), "{} translations for {} sentences", all.size(),
+             sources.size());
+    size_t at = 0;
+    for (const Job& job : batch) {
+      results.emplace_back(std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(at)),
+                           std::make_move_iterator(
+                               all.begin() + static_cast<std::ptrdiff_t>(at + job.sources.size())));
+      at += job.sources.size();
+    }
+  } catch (...) {
+    for (Job& job : batch) job.result.set_exception(std::current_exception());
+    return;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].result.set_value(std::move(results[i]));
+}
+
+void TranslationQueue::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  std::lock_guard<std::mutex> join(join_mutex_);
+  if (worker_.joinable()) worker_.join();
+}
+
+bool TranslationQueue::stopping() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_;
+}
+
+QueueStats TranslationQueue::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace transduce

@@ -1,0 +1,93 @@
+// Dynamic batching for the translation service: requests from many connections wait in one
+// bounded queue, and a single worker thread merges those that arrive close together into one
+// batch for the model (up to `batch_tokens` source tokens, waiting at most `max_wait` for more).
+// One worker means one thread pool doing the arithmetic (OpenMP and OpenBLAS), however many
+// connections are open.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "decode/translator.h"
+
+namespace transduce {
+
+using Translations = std::vector<std::vector<Translation>>;  // per sentence, best first
+
+struct BatchingOptions {
+  int64_t batch_tokens = 4000;  // source tokens merged into one batch (EOS counted)
+  int64_t batch_requests = 0;   // most requests in one batch; 0: no limit, 1: no merging
+  std::chrono::microseconds max_wait{std::chrono::milliseconds(5)};
+  int64_t max_queued_sentences = 1024;  // beyond this, requests are refused at once
+};
+
+struct QueueStats {
+  int64_t queued_requests = 0, queued_sentences = 0;
+  int64_t running_requests = 0;                      // in the batch being translated
+  int64_t batches = 0, requests = 0, sentences = 0;  // translated so far
+};
+
+class TranslationQueue {
+ public:
+  // Translates one merged batch: sentences in pieces (without EOS), all with the same options.
+  // In the service a Translator; in tests, anything.
+  using Backend = std::function<Translations(const std::vector<std::vector<int32_t>>& sources,
+                                             const TranslateOptions& options)>;
+  // `worker_setup` runs first on the worker thread (thread settings are per thread).
+  TranslationQueue(Backend backend, BatchingOptions options,
+                   std::function<void()> worker_setup = nullptr);
+  ~TranslationQueue();  // stop()
+  TranslationQueue(const TranslationQueue&) = delete;
+  TranslationQueue& operator=(const TranslationQueue&) = delete;
+
+  struct Admission {
+    enum Status { Queued, Full, Stopping } status;
+    std::future<Translations> result;  // valid when Queued; holds the backend's exception if any
+  };
+  // Requests whose options differ in anything but the batch size are never merged.
+  Admission submit(std::vector<std::vector<int32_t>> sources, const TranslateOptions& options);
+
+  // Refuses new requests, translates every queued one, then ends the worker. Idempotent.
+  void stop();
+  bool stopping() const;
+  QueueStats stats() const;
+  const BatchingOptions& options() const { return options_; }
+
+ private:
+  struct Job {
+    std::vector<std::vector<int32_t>> sources;
+    TranslateOptions options;
+    int64_t tokens = 0;
+    std::chrono::steady_clock::time_point arrival;
+    std::promise<Translations> result;
+  };
+  // The front job and the later ones it can share a batch with (queue positions, in order), and
+  // whether the batch is full: nothing mergeable left that fits. Called with the lock held.
+  struct Batch {
+    std::vector<size_t> jobs;
+    int64_t tokens;
+    bool full;
+  };
+  Batch batch_for_front() const;
+  void work(const std::function<void()>& setup);
+  void run(std::vector<Job>& batch);
+
+  Backend backend_;
+  BatchingOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> queue_;
+  QueueStats stats_;
+  bool stopping_ = false;
+  std::mutex join_mutex_;
+  std::thread worker_;
+};
+
+}  // namespace transduce

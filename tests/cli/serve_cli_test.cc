@@ -1,0 +1,131 @@
+// `transduce serve` as a user runs it: it says where it listens, answers, and on SIGTERM answers
+// the requests it already has before it exits 0; bad settings are one line and a non-zero exit.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "core/child_process.h"
+#include "support/random_model.h"
+#include "support/run_command.h"
+#include "support/toy_corpus.h"
+
+namespace transduce {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+class ServeCommand : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir("transduce_serve_cli");
+    testing::write_toy_corpus(dir_->path());
+    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
+    testing::write_random_model(dir_->path() + "/vocab", dir_->path() + "/model");
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string model() { return dir_->path() + "/model"; }
+
+  static testing::TempDir* dir_;
+};
+
+testing::TempDir* ServeCommand::dir_ = nullptr;
+
+// The port of "listening on http://127.0.0.1:PORT/" in the server's output, or 0.
+int listening_port(const std::string& output) {
+  std::smatch m;
+  return std::regex_search(output, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+)/)"))
+             ? std::stoi(m[1])
+             : 0;
+}
+
+TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
+  ChildProcess server({TRANSDUCE_BINARY, "--threads", "1", "serve", "-m", model(), "--port", "0",
+                       "--max-wait-ms", "0"});
+  ASSERT_TRUE(server.wait_for_output("listening on", 120s)) << server.output();
+  const int port = listening_port(server.output());
+  ASSERT_GT(port, 0) << server.output();
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(300, 0);
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+
+  // Two requests that keep the model busy (a random model writes the longest outputs allowed):
+  // the second waits in the queue behind the first.
+  json busy = {{"text", json::array()}, {"beam", 8}};
+  for (int i = 0; i < 32; ++i) busy["text"].push_back("red dog runs over the street a cat");
+  std::vector<int> statuses(2, 0);
+  std::vector<size_t> answered(2, 0);
+  std::atomic<bool> signalled{false};
+  std::vector<bool> after_signal(2, false);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(300, 0);
+      auto res = cli.Post("/v1/translate", busy.dump(), "application/json");
+      after_signal[c] = signalled;
+      if (!res) return;
+      statuses[c] = res->status;
+      if (res->status == 200) answered[c] = json::parse(res->body)["translations"].size();
+    });
+    // The first must be running before the second is sent, and the second queued before the signal.
+    for (int tries = 0; tries < 60000; ++tries) {
+      auto h = client.Get("/health");
+      ASSERT_TRUE(h);
+      const json s = json::parse(h->body);
+      if (s["running_requests"] == 1 && s["queued_requests"] == c) break;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  signalled = true;
+  server.signal(SIGTERM);
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(statuses, (std::vector<int>{200, 200}));
+  EXPECT_EQ(answered, (std::vector<size_t>{32, 32}));
+  EXPECT_TRUE(after_signal[1]) << "the queued request was answered before the signal";
+  EXPECT_EQ(server.wait(), 0) << server.output();
+  EXPECT_NE(server.output().find("answering the requests already received"), std::string::npos)
+      << server.output();
+  EXPECT_NE(server.output().find("stopped: 2 requests, 64 sentences"), std::string::npos)
+      << server.output();
+  EXPECT_FALSE(client.Get("/health")) << "still listening after the exit";
+}
+
+TEST_F(ServeCommand, BadSettingsAreOneLineAndANonZeroExit) {
+  auto one_line_error = [](const testing::CommandResult& r, const std::string& says) {
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.rfind("transduce: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+  };
+  one_line_error(testing::run_transduce("serve -m " + dir_->path() + "/nowhere --port 0"),
+                 "nowhere");
+  one_line_error(
+      testing::run_transduce("serve -m " + model() + " --port 0 --max-sentence-tokens 500"),
+      "--max-sentence-tokens must be between 1 and the model's 127");
+  one_line_error(testing::run_transduce("serve -m " + model() + " --port 0 --beam 20"),
+                 "--beam must be between 1 and --max-beam 16");
+  one_line_error(
+      testing::run_transduce("serve -m " + model() + " --port 0 --max-queue 4 --max-sentences 8"),
+      "--max-sentences 8 is more than --max-queue 4");
+
+  // A port that is taken.
+  ChildProcess first({TRANSDUCE_BINARY, "--threads", "1", "serve", "-m", model(), "--port", "0"});
+  ASSERT_TRUE(first.wait_for_output("listening on", 120s)) << first.output();
+  const int port = listening_port(first.output());
+  one_line_error(testing::run_transduce("serve -m " + model() + " --port " + std::to_string(port)),
+                 "cannot listen on 127.0.0.1:" + std::to_string(port));
+  first.signal(SIGTERM);
+  EXPECT_EQ(first.wait(), 0);
+}
+
+}  // namespace
+}  // namespace transduce

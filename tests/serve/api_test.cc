@@ -1,0 +1,136 @@
+// Reading translation requests: every malformed or out-of-limit request is refused with the HTTP
+// status, a message naming the field (or the byte), and the limit it hit; good ones keep their
+// sentences, their pieces and the search settings they ask for.
+#include <gtest/gtest.h>
+
+#include "serve/api.h"
+#include "support/toy_corpus.h"
+#include "text/tokenizer.h"
+
+namespace transduce {
+namespace {
+
+class Api : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir("transduce_api");
+    testing::write_toy_corpus(dir_->path());
+    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
+    tokenizer_ = new Tokenizer(dir_->path() + "/vocab/spm.model");
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    delete dir_;
+  }
+
+  TranslateRequest parse(const std::string& body) {
+    return parse_translate_request(body, *tokenizer_, limits_, defaults_);
+  }
+  // The refusal of `body`: its status, and that its message holds `words`.
+  ApiError refusal(const std::string& body) {
+    try {
+      parse(body);
+    } catch (const ApiError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "accepted: " << body;
+    return ApiError(0, "");
+  }
+
+  static testing::TempDir* dir_;
+  static Tokenizer* tokenizer_;
+  ServiceLimits limits_{/*max_body_bytes=*/1000, /*max_sentences=*/3, /*max_sentence_tokens=*/12,
+                        /*max_beam=*/8};
+  TranslateOptions defaults_;
+};
+
+testing::TempDir* Api::dir_ = nullptr;
+Tokenizer* Api::tokenizer_ = nullptr;
+
+TEST_F(Api, GoodRequestsKeepTheirSentencesAndSettings) {
+  TranslateRequest r = parse(R"({"text": ["red dog", "", "a cat runs"], "beam": 3,
+                                 "alpha": 1.5, "nbest": 2, "attention": true})");
+  ASSERT_EQ(r.text.size(), 3u);
+  EXPECT_EQ(r.text[2], "a cat runs");
+  EXPECT_EQ(r.sources[0], tokenizer_->encode("red dog"));
+  EXPECT_TRUE(r.sources[1].empty());
+  EXPECT_EQ(r.options.search.beam, 3);
+  EXPECT_FLOAT_EQ(r.options.search.alpha, 1.5f);
+  EXPECT_EQ(r.options.search.nbest, 2);
+  EXPECT_TRUE(r.options.attention);
+
+  r = parse(R"({"text": "the street"})");  // one sentence as a plain string; defaults
+  ASSERT_EQ(r.text, std::vector<std::string>{"the street"});
+  EXPECT_EQ(r.options.search.beam, defaults_.search.beam);
+  EXPECT_FLOAT_EQ(r.options.search.alpha, defaults_.search.alpha);
+  EXPECT_FALSE(r.options.attention);
+
+  r = parse(R"({"text": [], "beam": 1})");
+  EXPECT_TRUE(r.text.empty());
+  EXPECT_EQ(r.options.search.beam, 1);
+
+  r = parse("{\"text\": [\"Gr\u00fc\u00dfe \u4e16\u754c \\ud83d\\ude42\"], \"beam\": 2.0}");
+  EXPECT_EQ(r.text[0], "Gr\u00fc\u00dfe \u4e16\u754c \U0001F642");  // escaped or not, the same
+  EXPECT_FALSE(r.sources[0].empty());
+  EXPECT_EQ(r.options.search.beam, 2);
+}
+
+TEST_F(Api, MalformedJsonNamesWhereItBreaks) {
+  const ApiError e = refusal(R"({"text": ["red dog")");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("line 1, column 20"), std::string::npos) << e.what();
+  EXPECT_EQ(refusal("").status, 400);
+  EXPECT_EQ(refusal("{\"text\": [\"\xff\"]}").status, 400);  // not UTF-8
+}
+
+TEST_F(Api, WrongTypesAndValuesNameTheField) {
+  struct Case {
+    const char* body;
+    const char* says;
+  };
+  for (const Case& c : {Case{R"([1, 2])", "must be a JSON object, got an array"},
+                        Case{R"({})", "missing field \"text\""},
+                        Case{R"({"text": 5})", "\"text\" must be a string or an array"},
+                        Case{R"({"text": ["a", null]})", "\"text\"[1] must be a string, got null"},
+                        Case{R"({"text": "a", "beam": "4"})", "\"beam\" must be an integer"},
+                        Case{R"({"text": "a", "beam": 2.5})", "\"beam\" must be an integer"},
+                        Case{R"({"text": "a", "beam": 0})", "\"beam\" must be between 1 and 8"},
+                        Case{R"({"text": "a", "nbest": 5})", "\"nbest\" must be between 1 and 4"},
+                        Case{R"({"text": "a", "alpha": -1})", "\"alpha\" must be between 0"},
+                        Case{R"({"text": "a", "alpha": "x"})", "\"alpha\" must be a number"},
+                        Case{R"({"text": "a", "attention": 1})", "\"attention\" must be true"},
+                        Case{R"({"text": "a", "beams": 2})", "unknown field \"beams\""}}) {
+    const ApiError e = refusal(c.body);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos)
+        << c.body << " -> " << e.what();
+    EXPECT_EQ(e.limit, c.body == std::string(R"({"text": "a", "beam": 0})") ? "max_beam" : "")
+        << c.body;
+  }
+}
+
+TEST_F(Api, LimitsAreNamedInTheRefusal) {
+  ApiError e = refusal(R"({"text": ["a", "b", "c", "d"]})");
+  EXPECT_EQ(e.status, 413);
+  EXPECT_EQ(e.limit, "max_sentences");
+  EXPECT_EQ(e.max, 3);
+  e = refusal(R"({"text": ["red dog", "red dog runs over the street a cat red dog runs over"]})");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.limit, "max_sentence_tokens");
+  EXPECT_EQ(e.max, 12);
+  EXPECT_NE(std::string(e.what()).find("\"text\"[1] has"), std::string::npos) << e.what();
+  e = refusal(R"({"text": "a", "beam": 9})");
+  EXPECT_EQ(e.limit, "max_beam");
+  EXPECT_EQ(e.max, 8);
+
+  const nlohmann::json j = error_json(ApiError(413, "too big", "max_body_bytes", 1000));
+  EXPECT_EQ(j["error"]["status"], 413);
+  EXPECT_EQ(j["error"]["message"], "too big");
+  EXPECT_EQ(j["error"]["limit"], "max_body_bytes");
+  EXPECT_EQ(j["error"]["max"], 1000);
+  EXPECT_FALSE(error_json(ApiError(400, "bad"))["error"].contains("limit"));
+}
+
+}  // namespace
+}  // namespace transduce

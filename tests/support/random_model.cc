@@ -1,0 +1,37 @@
+#include "support/random_model.h"
+
+#include <filesystem>
+
+#include "io/model_weights.h"
+#include "model/transformer.h"
+#include "text/tokenizer.h"
+#include "train/checkpoint.h"
+
+namespace transduce::testing {
+
+namespace fs = std::filesystem;
+
+ModelConfig small_random_config(int vocab_size) {
+  ModelConfig c = ModelConfig::preset("tiny");
+  c.layers = 2;
+  c.d_model = 32;
+  c.d_ff = 48;
+  c.heads = 4;
+  c.d_k = c.d_v = 8;
+  c.dropout = 0;
+  c.vocab_size = vocab_size;
+  c.max_positions = 128;
+  return c;
+}
+
+void write_random_model(const std::string& vocab_dir, const std::string& model_dir, uint64_t seed) {
+  const std::string spm = (fs::path(vocab_dir) / "spm.model").string();
+  const Tokenizer tokenizer(spm);
+  Transformer model(small_random_config(tokenizer.vocab_size()));
+  model.init_parameters(seed);
+  write_model_config(model_dir, model.config());
+  io::save_weights(model, (fs::path(model_dir) / "model.safetensors").string());
+  fs::copy_file(spm, fs::path(model_dir) / "spm.model", fs::copy_options::overwrite_existing);
+}
+
+}  // namespace transduce::testing
