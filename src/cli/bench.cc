@@ -1,5 +1,5 @@
 // `transduce bench train` and `transduce bench translate`: the training-step and decoding
-// benchmarks of ../shared/BENCHMARKS.md.
+// benchmarks of ../shared/BENCHMARKS.md (`bench serve` lives in bench_serve.cc).
 #include <fmt/format.h>
 
 #include <memory>
@@ -235,6 +235,8 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   translate->add_flag("--json", t->json, "print one JSON object instead of text");
   translate->callback([t] { run_translate(*t); });
+
+  register_bench_serve(*bench);
 }
 
 }  // namespace transduce::cli

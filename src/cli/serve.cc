@@ -112,7 +112,6 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--port", s.port, "port (0: any free one, printed at start)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--http-threads", s.http_threads, "connection threads")->capture_default_str();
   BatchingOptions& b = f->batching;
   cmd->add_option("--batch-tokens", b.batch_tokens,
                   "source tokens merged into one batch (dynamic batching)")
@@ -125,6 +124,10 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-queue", b.max_queued_sentences,
                   "sentences waiting before requests are refused with 503")
+      ->capture_default_str();
+  cmd->add_option("--max-requests", b.max_requests,
+                  "requests queued or being translated before more are refused with 503 (each "
+                  "holds a connection thread)")
       ->capture_default_str();
   ServiceLimits& l = s.limits;
   cmd->add_option("--max-body-bytes", l.max_body_bytes, "largest request body (413 beyond)")

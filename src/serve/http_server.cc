@@ -34,12 +34,8 @@ TranslationServer::TranslationServer(const Tokenizer& tokenizer, TranslationQueu
       model_name_(model_.value("name", "")),
       options_(std::move(options)),
       http_(std::make_unique<httplib::Server>()) {
-  if (options_.http_threads < 1)
-    fail("--http-threads must be at least 1, got {}", options_.http_threads);
-  const int threads = options_.http_threads;
-  http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
+  const size_t threads = static_cast<size_t>(queue_.options().max_requests + kSpareThreads);
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(static_cast<size_t>(options_.limits.max_body_bytes));
   http_->set_keep_alive_max_count(1000);
   // SO_REUSEADDR alone: a restart may reuse the port at once, but a second server cannot share
@@ -76,11 +72,10 @@ void TranslationServer::routes() {
   json model = model_;
   const ServiceLimits& l = options_.limits;
   const BatchingOptions& b = queue_.options();
-  model["limits"] = {{"max_body_bytes", l.max_body_bytes},
-                     {"max_sentences", l.max_sentences},
-                     {"max_sentence_tokens", l.max_sentence_tokens},
-                     {"max_beam", l.max_beam},
-                     {"max_queue", b.max_queued_sentences}};
+  model["limits"] = {
+      {"max_body_bytes", l.max_body_bytes},           {"max_sentences", l.max_sentences},
+      {"max_sentence_tokens", l.max_sentence_tokens}, {"max_beam", l.max_beam},
+      {"max_queue", b.max_queued_sentences},          {"max_requests", b.max_requests}};
   model["batching"] = {{"batch_tokens", b.batch_tokens},
                        {"batch_requests", b.batch_requests},
                        {"max_wait_ms", static_cast<double>(b.max_wait.count()) / 1000.0}};
@@ -104,6 +99,13 @@ void TranslationServer::routes() {
                          fmt::format("the queue is full ({} sentences wait); try again shortly",
                                      queue_.options().max_queued_sentences),
                          "max_queue", queue_.options().max_queued_sentences);
+        }
+        if (admission.status == TranslationQueue::Admission::Busy) {
+          res.set_header("Retry-After", "1");
+          throw ApiError(503,
+                         fmt::format("{} requests are being served already; try again shortly",
+                                     queue_.options().max_requests),
+                         "max_requests", queue_.options().max_requests);
         }
         if (admission.status == TranslationQueue::Admission::Stopping)
           throw ApiError(503, "the server is shutting down");

@@ -25,15 +25,16 @@ namespace transduce {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
-  // Connection threads. More than the queue can hold requests, so a full queue is answered at
-  // once rather than leaving connections to wait for a thread.
-  int http_threads = 128;
   ServiceLimits limits;
   TranslateOptions defaults;  // search settings a request does not give
 };
 
 class TranslationServer {
  public:
+  // Connection threads beyond the queue's max_requests: a request the queue refuses, /health and
+  // the page are answered at once even when every admitted request holds a thread.
+  static constexpr int kSpareThreads = 8;
+
   // `model` is what GET /v1/model answers, with "name" (which translations name too).
   TranslationServer(const Tokenizer& tokenizer, TranslationQueue& queue, nlohmann::json model,
                     ServerOptions options);

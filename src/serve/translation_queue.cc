@@ -35,6 +35,8 @@ TranslationQueue::TranslationQueue(Backend backend, BatchingOptions options,
   if (options_.max_wait.count() < 0) fail("--max-wait-ms must not be negative");
   if (options_.max_queued_sentences <= 0)
     fail("--max-queue must be positive, got {}", options_.max_queued_sentences);
+  if (options_.max_requests <= 0)
+    fail("--max-requests must be positive, got {}", options_.max_requests);
   worker_ = std::thread([this, setup = std::move(worker_setup)] { work(setup); });
 }
 
@@ -55,6 +57,8 @@ TranslationQueue::Admission TranslationQueue::submit(std::vector<std::vector<int
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return {Admission::Stopping, {}};
     if (stats_.queued_sentences + n > options_.max_queued_sentences) return {Admission::Full, {}};
+    if (stats_.queued_requests + stats_.running_requests >= options_.max_requests)
+      return {Admission::Busy, {}};
     queue_.push_back(std::move(job));
     ++stats_.queued_requests;
     stats_.queued_sentences += n;

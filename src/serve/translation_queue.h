@@ -26,6 +26,7 @@ struct BatchingOptions {
   int64_t batch_requests = 0;   // most requests in one batch; 0: no limit, 1: no merging
   std::chrono::microseconds max_wait{std::chrono::milliseconds(5)};
   int64_t max_queued_sentences = 1024;  // beyond this, requests are refused at once
+  int64_t max_requests = 256;  // requests queued or being translated; beyond, refused at once
 };
 
 struct QueueStats {
@@ -48,7 +49,8 @@ class TranslationQueue {
   TranslationQueue& operator=(const TranslationQueue&) = delete;
 
   struct Admission {
-    enum Status { Queued, Full, Stopping } status;
+    // Full: too many sentences wait; Busy: too many requests are queued or being translated.
+    enum Status { Queued, Full, Busy, Stopping } status;
     std::future<Translations> result;  // valid when Queued; holds the backend's exception if any
   };
   // Requests whose options differ in anything but the batch size are never merged.

@@ -269,7 +269,8 @@ class FullQueue : public Service {
   void SetUp() override {
     served_ = std::make_unique<LoadedModel>(dir_->path() + "/model");
     BatchingOptions b;
-    b.max_queued_sentences = 2;
+    b.max_queued_sentences = 10;
+    b.max_requests = 3;
     b.max_wait = std::chrono::milliseconds(0);
     queue_ = std::make_unique<TranslationQueue>(
         [this](const std::vector<std::vector<int32_t>>& s, const TranslateOptions&) {
@@ -282,7 +283,6 @@ class FullQueue : public Service {
         b);
     ServerOptions o;
     o.port = 0;
-    o.http_threads = 8;
     start(o, json{{"name", "held"}});
   }
   void TearDown() override {
@@ -301,7 +301,7 @@ class FullQueue : public Service {
   bool open_ = false;
 };
 
-TEST_F(FullQueue, AFullQueueAnswers503AtOnceAndTheQueuedRequestsAreStillAnswered) {
+TEST_F(FullQueue, AFullQueueAnswers503AtOnceAndTheAdmittedRequestsAreStillAnswered) {
   std::vector<int> statuses(3, 0);
   std::vector<std::thread> waiting;
   waiting.emplace_back([&] { statuses[0] = post(R"({"text": ["red"]})").first; });
@@ -311,19 +311,29 @@ TEST_F(FullQueue, AFullQueueAnswers503AtOnceAndTheQueuedRequestsAreStillAnswered
   }
   waiting.emplace_back([&] { statuses[1] = post(R"({"text": ["dog"]})").first; });
   waiting.emplace_back([&] { statuses[2] = post(R"({"text": ["cat"]})").first; });
-  while (queue_->stats().queued_sentences < 2)
+  while (queue_->stats().queued_requests < 2)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
-  auto res = client().Post("/v1/translate", R"({"text": ["a"]})", "application/json");
+  // 2 sentences wait: 9 more would pass --max-queue 10.
+  auto res = client().Post("/v1/translate", R"({"text": ["a","a","a","a","a","a","a","a","a"]})",
+                           "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);
   EXPECT_EQ(res->get_header_value("Retry-After"), "1");
-  const json e = json::parse(res->body)["error"];
+  json e = json::parse(res->body)["error"];
   EXPECT_EQ(e["limit"], "max_queue");
-  EXPECT_EQ(e["max"], 2);
+  EXPECT_EQ(e["max"], 10);
+  // 3 requests are in already: one more would pass --max-requests 3.
+  res = client().Post("/v1/translate", R"({"text": ["a"]})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  e = json::parse(res->body)["error"];
+  EXPECT_EQ(e["limit"], "max_requests");
+  EXPECT_EQ(e["max"], 3);
   auto health = client().Get("/health");  // the service itself still answers
   ASSERT_TRUE(health);
   EXPECT_EQ(json::parse(health->body)["queued_sentences"], 2);
+  EXPECT_EQ(json::parse(health->body)["running_requests"], 1);
 
   open();
   for (auto& t : waiting) t.join();

@@ -185,6 +185,21 @@ TEST(TranslationQueue, AFullQueueRefusesAtOnceAndStoppingTranslatesWhatWaits) {
   EXPECT_EQ(q.stats().requests, 3);
 }
 
+TEST(TranslationQueue, RequestsBeingServedAreBoundedToo) {
+  Backend backend;
+  BatchingOptions o = batching();
+  o.max_requests = 2;  // the one being translated and one queued
+  TranslationQueue q(use(backend), o);
+  auto first = queued(q, {{1}});
+  backend.wait_for_batches(1);
+  auto b = queued(q, {{2}});
+  EXPECT_EQ(q.submit({{3}}, beam(4)).status, TranslationQueue::Admission::Busy);
+  backend.release();
+  EXPECT_EQ(text_of(b), "2");
+  auto d = queued(q, {{4}});  // room again once answered
+  EXPECT_EQ(text_of(d), "4");
+}
+
 TEST(TranslationQueue, ABackendFailureReachesEveryRequestOfItsBatchAndNoOther) {
   Backend backend;
   TranslationQueue q(use(backend), batching());
@@ -222,6 +237,9 @@ TEST(TranslationQueue, RefusesSettingsThatCannotWork) {
   EXPECT_THROW(TranslationQueue(use(backend), batching(10, -1)), Error);
   BatchingOptions o = batching();
   o.max_queued_sentences = 0;
+  EXPECT_THROW(TranslationQueue(use(backend), o), Error);
+  o = batching();
+  o.max_requests = 0;
   EXPECT_THROW(TranslationQueue(use(backend), o), Error);
 }
 
