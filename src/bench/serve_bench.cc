@@ -9,6 +9,7 @@
 #include <regex>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/child_process.h"
@@ -51,24 +52,27 @@ ServeBenchResult run_serve_bench(const ServeBenchOptions& o) {
   const int total = o.clients * o.requests;
   std::vector<double> latency_ms(static_cast<size_t>(total), -1);
   std::vector<int> status(static_cast<size_t>(total), 0);
+  std::vector<std::string> failure(static_cast<size_t>(total));
   auto body = [&](int i) {
     return nlohmann::json{{"text", {o.sentences[static_cast<size_t>(i) % o.sentences.size()]}},
                           {"beam", o.beam}}
         .dump();
   };
-  // Each client: one untimed request, then its timed ones once every client is ready.
+  // Each client: one untimed request (the server's first batches size its arenas), then its timed
+  // ones once every client is ready, on a new connection: one left idle at the barrier could meet
+  // the server's keep-alive timeout, and a request sent as it closes is lost.
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   Clock::time_point start;
   std::vector<std::thread> clients;
   for (int c = 0; c < o.clients; ++c) {
     clients.emplace_back([&, c] {
+      httplib::Client(("127.0.0.1"), port).Post("/v1/translate", body(c), "application/json");
+      ++ready;
+      while (!go) std::this_thread::yield();
       httplib::Client client("127.0.0.1", port);
       client.set_read_timeout(600, 0);
       client.set_keep_alive(true);
-      client.Post("/v1/translate", body(c), "application/json");
-      ++ready;
-      while (!go) std::this_thread::yield();
       for (int r = 0; r < o.requests; ++r) {
         const int i = c * o.requests + r;
         const Clock::time_point sent = Clock::now();
@@ -76,6 +80,10 @@ ServeBenchResult run_serve_bench(const ServeBenchOptions& o) {
         latency_ms[static_cast<size_t>(i)] =
             std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
         status[static_cast<size_t>(i)] = res ? res->status : -1;
+        if (!res)
+          failure[static_cast<size_t>(i)] = "no answer: " + httplib::to_string(res.error());
+        else if (res->status != 200)
+          failure[static_cast<size_t>(i)] = res->body;
       }
     });
   }
@@ -90,9 +98,9 @@ ServeBenchResult run_serve_bench(const ServeBenchOptions& o) {
   for (int i = 0; i < total; ++i) {
     if (status[static_cast<size_t>(i)] == 200) continue;
     if (r.errors++ == 0)
-      r.first_error = status[static_cast<size_t>(i)] < 0
-                          ? "no answer"
-                          : "status " + std::to_string(status[static_cast<size_t>(i)]);
+      r.first_error =
+          fmt::format("request {} of client {}: status {}: {}", i % o.requests, i / o.requests,
+                      status[static_cast<size_t>(i)], failure[static_cast<size_t>(i)]);
   }
   r.requests_per_second = static_cast<double>(total) / r.seconds;
   std::sort(latency_ms.begin(), latency_ms.end());

@@ -3,6 +3,9 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -40,10 +43,11 @@ TranslationServer::TranslationServer(const Tokenizer& tokenizer, TranslationQueu
   http_->set_keep_alive_max_count(1000);
   // SO_REUSEADDR alone: a restart may reuse the port at once, but a second server cannot share
   // it with a running one (httplib's default, SO_REUSEPORT, lets both listen and split the
-  // connections between them).
-  http_->set_socket_options([](int sock) {
+  // connections between them). The socket is remembered for bind().
+  http_->set_socket_options([this](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_socket_ = sock;
   });
   routes();
 }
@@ -163,6 +167,10 @@ int TranslationServer::bind() {
     fail("cannot listen on {}:{}: the address is in use or not this machine's", options_.host,
          port);
   }
+  // httplib listens with a backlog of 5: a burst of new connections (64 clients starting at
+  // once) overflows it and some are dropped. Listening again only sets the backlog.
+  if (::listen(listen_socket_, SOMAXCONN) != 0)
+    fail("cannot listen on {}:{}: {}", options_.host, port, std::strerror(errno));
   return port;
 }
 

@@ -56,6 +56,7 @@ class TranslationServer {
   std::string model_name_;
   ServerOptions options_;
   std::unique_ptr<httplib::Server> http_;
+  int listen_socket_ = -1;
 };
 
 }  // namespace transduce

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <thread>
 
@@ -261,6 +262,25 @@ TEST_F(Service, ConcurrentClientsEachGetTheirOwnTranslations) {
     EXPECT_EQ(got[i], direct(sentences[i], 2)[0].text) << sentences[i];
   }
   EXPECT_EQ(queue_->stats().requests, 24);
+}
+
+TEST_F(Service, ABurstOfNewConnectionsIsAllAnswered) {
+  // 128 clients connecting at the same moment: more than a short listen backlog holds.
+  constexpr int kClients = 128;
+  std::vector<int> statuses(kClients, 0);
+  std::atomic<bool> go{false};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c)
+    clients.emplace_back([&, c] {
+      httplib::Client cli("127.0.0.1", port_);
+      cli.set_read_timeout(120, 0);
+      while (!go) std::this_thread::yield();
+      auto res = cli.Get("/health");
+      statuses[c] = res ? res->status : -1;
+    });
+  go = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200), kClients);
 }
 
 // The worker held inside its first batch, so the queue fills up.
