@@ -27,6 +27,24 @@ void send_error(httplib::Response& res, const ApiError& e) {
   send_json(res, e.status, error_json(e));
 }
 
+// Why the queue did not take a request: a 503 naming the limit, if one was hit.
+ApiError refusal(TranslationQueue::Admission::Status status, const BatchingOptions& b) {
+  switch (status) {
+    case TranslationQueue::Admission::Full:
+      return ApiError(503,
+                      fmt::format("the queue is full ({} sentences wait); try again shortly",
+                                  b.max_queued_sentences),
+                      "max_queue", b.max_queued_sentences);
+    case TranslationQueue::Admission::Busy:
+      return ApiError(
+          503,
+          fmt::format("{} requests are being served already; try again shortly", b.max_requests),
+          "max_requests", b.max_requests);
+    default:
+      return ApiError(503, "the server is shutting down");
+  }
+}
+
 }  // namespace
 
 TranslationServer::TranslationServer(const Tokenizer& tokenizer, TranslationQueue& queue,
@@ -97,22 +115,10 @@ void TranslationServer::routes() {
       std::vector<std::vector<Translation>> results;
       if (!request.sources.empty()) {
         TranslationQueue::Admission admission = queue_.submit(request.sources, request.options);
-        if (admission.status == TranslationQueue::Admission::Full) {
+        if (admission.status != TranslationQueue::Admission::Queued) {
           res.set_header("Retry-After", "1");
-          throw ApiError(503,
-                         fmt::format("the queue is full ({} sentences wait); try again shortly",
-                                     queue_.options().max_queued_sentences),
-                         "max_queue", queue_.options().max_queued_sentences);
+          throw refusal(admission.status, queue_.options());
         }
-        if (admission.status == TranslationQueue::Admission::Busy) {
-          res.set_header("Retry-After", "1");
-          throw ApiError(503,
-                         fmt::format("{} requests are being served already; try again shortly",
-                                     queue_.options().max_requests),
-                         "max_requests", queue_.options().max_requests);
-        }
-        if (admission.status == TranslationQueue::Admission::Stopping)
-          throw ApiError(503, "the server is shutting down");
         try {
           results = admission.result.get();
         } catch (const std::exception& e) {

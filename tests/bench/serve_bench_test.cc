@@ -7,16 +7,12 @@
 
 #include "support/random_model.h"
 #include "support/run_command.h"
-#include "support/toy_corpus.h"
 
 namespace transduce {
 namespace {
 
 TEST(ServeBench, ABoundedLoadEndsByItselfWithEveryRequestAnswered) {
-  testing::TempDir dir("transduce_serve_bench");
-  testing::write_toy_corpus(dir.path());
-  ASSERT_EQ(testing::make_toy_vocab(dir.path()), "");
-  testing::write_random_model(dir.path() + "/vocab", dir.path() + "/model");
+  testing::RandomModelDir dir("transduce_serve_bench");
   std::ofstream(dir.path() + "/load.txt") << "red dog runs\na cat\n\nthe street over a dog\n";
 
   const testing::CommandResult r =

@@ -11,7 +11,6 @@
 #include "decode/loaded_model.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
-#include "support/toy_corpus.h"
 #include "train/example.h"
 
 namespace transduce {
@@ -29,19 +28,14 @@ std::string slurp(const std::string& path) {
 
 class AttentionExport : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("transduce_attention_cli");
-    testing::write_toy_corpus(dir_->path());
-    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
-    testing::write_random_model(dir_->path() + "/vocab", dir_->path() + "/model");
-  }
+  static void SetUpTestSuite() { dir_ = new testing::RandomModelDir("transduce_attention_cli"); }
   static void TearDownTestSuite() { delete dir_; }
   static std::string path(const std::string& name) { return dir_->path() + "/" + name; }
 
-  static testing::TempDir* dir_;
+  static testing::RandomModelDir* dir_;
 };
 
-testing::TempDir* AttentionExport::dir_ = nullptr;
+testing::RandomModelDir* AttentionExport::dir_ = nullptr;
 
 // Checks one sentence's attention object against a forward pass of the training code over the
 // same tokens (BLAS scores and masked_softmax, not the inference kernels that exported it).

@@ -13,7 +13,6 @@
 #include "core/child_process.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
-#include "support/toy_corpus.h"
 
 namespace transduce {
 namespace {
@@ -23,19 +22,14 @@ using nlohmann::json;
 
 class ServeCommand : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("transduce_serve_cli");
-    testing::write_toy_corpus(dir_->path());
-    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
-    testing::write_random_model(dir_->path() + "/vocab", dir_->path() + "/model");
-  }
+  static void SetUpTestSuite() { dir_ = new testing::RandomModelDir("transduce_serve_cli"); }
   static void TearDownTestSuite() { delete dir_; }
-  static std::string model() { return dir_->path() + "/model"; }
+  static std::string model() { return dir_->model(); }
 
-  static testing::TempDir* dir_;
+  static testing::RandomModelDir* dir_;
 };
 
-testing::TempDir* ServeCommand::dir_ = nullptr;
+testing::RandomModelDir* ServeCommand::dir_ = nullptr;
 
 // The port of "listening on http://127.0.0.1:PORT/" in the server's output, or 0.
 int listening_port(const std::string& output) {

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "decode/attention_maps.h"
 #include "io/model_weights.h"
+#include "support/random_model.h"
 #include "train/example.h"
 
 namespace transduce {
@@ -105,14 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, AttentionGolden,
                          });
 
 TEST(AttentionMaps, RowsSumToOneAndNoPositionSeesTheFuture) {
-  ModelConfig c = ModelConfig::preset("tiny");
-  c.layers = 2;
-  c.d_model = 32;
-  c.d_ff = 48;
-  c.heads = 4;
-  c.d_k = c.d_v = 8;
-  c.vocab_size = 40;
-  c.max_positions = 64;
+  const ModelConfig c = testing::small_random_config(40);
   Transformer model(c);
   model.init_parameters(11);
   const std::vector<int32_t> source{5, 9, 17, 4, 30, kEosId};

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "serve/api.h"
-#include "support/toy_corpus.h"
+#include "support/random_model.h"
 #include "text/tokenizer.h"
 
 namespace transduce {
@@ -13,10 +13,8 @@ namespace {
 class Api : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("transduce_api");
-    testing::write_toy_corpus(dir_->path());
-    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
-    tokenizer_ = new Tokenizer(dir_->path() + "/vocab/spm.model");
+    dir_ = new testing::RandomModelDir("transduce_api");
+    tokenizer_ = new Tokenizer(dir_->vocab() + "/spm.model");
   }
   static void TearDownTestSuite() {
     delete tokenizer_;
@@ -37,14 +35,14 @@ class Api : public ::testing::Test {
     return ApiError(0, "");
   }
 
-  static testing::TempDir* dir_;
+  static testing::RandomModelDir* dir_;
   static Tokenizer* tokenizer_;
   ServiceLimits limits_{/*max_body_bytes=*/1000, /*max_sentences=*/3, /*max_sentence_tokens=*/12,
                         /*max_beam=*/8};
   TranslateOptions defaults_;
 };
 
-testing::TempDir* Api::dir_ = nullptr;
+testing::RandomModelDir* Api::dir_ = nullptr;
 Tokenizer* Api::tokenizer_ = nullptr;
 
 TEST_F(Api, GoodRequestsKeepTheirSentencesAndSettings) {

@@ -11,7 +11,6 @@
 #include "decode/loaded_model.h"
 #include "serve/http_server.h"
 #include "support/random_model.h"
-#include "support/toy_corpus.h"
 
 namespace transduce {
 namespace {
@@ -22,17 +21,12 @@ using nlohmann::json;
 // with directly (a model object serves one thread at a time).
 class Service : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("transduce_service");
-    testing::write_toy_corpus(dir_->path());
-    ASSERT_EQ(testing::make_toy_vocab(dir_->path()), "");
-    testing::write_random_model(dir_->path() + "/vocab", dir_->path() + "/model");
-  }
+  static void SetUpTestSuite() { dir_ = new testing::RandomModelDir("transduce_service"); }
   static void TearDownTestSuite() { delete dir_; }
 
   void SetUp() override {
-    served_ = std::make_unique<LoadedModel>(dir_->path() + "/model");
-    reference_ = std::make_unique<LoadedModel>(dir_->path() + "/model");
+    served_ = std::make_unique<LoadedModel>(dir_->model());
+    reference_ = std::make_unique<LoadedModel>(dir_->model());
     translator_ =
         std::make_unique<Translator>(served_->model(), served_->tokenizer(), TranslateOptions{});
     BatchingOptions b;
@@ -84,7 +78,7 @@ class Service : public ::testing::Test {
     return t.translate({text}).at(0);
   }
 
-  static testing::TempDir* dir_;
+  static testing::RandomModelDir* dir_;
   std::unique_ptr<LoadedModel> served_, reference_;
   std::unique_ptr<Translator> translator_;
   std::unique_ptr<TranslationQueue> queue_;
@@ -93,7 +87,7 @@ class Service : public ::testing::Test {
   int port_ = 0;
 };
 
-testing::TempDir* Service::dir_ = nullptr;
+testing::RandomModelDir* Service::dir_ = nullptr;
 
 TEST_F(Service, GoodRequestsGetWhatTheModelTranslates) {
   const std::vector<std::string> text{"red dog runs", "", "a cat over the street"};
@@ -287,7 +281,7 @@ TEST_F(Service, ABurstOfNewConnectionsIsAllAnswered) {
 class FullQueue : public Service {
  protected:
   void SetUp() override {
-    served_ = std::make_unique<LoadedModel>(dir_->path() + "/model");
+    served_ = std::make_unique<LoadedModel>(dir_->model());
     BatchingOptions b;
     b.max_queued_sentences = 10;
     b.max_requests = 3;

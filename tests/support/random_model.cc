@@ -1,6 +1,7 @@
 #include "support/random_model.h"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "io/model_weights.h"
 #include "model/transformer.h"
@@ -32,6 +33,13 @@ void write_random_model(const std::string& vocab_dir, const std::string& model_d
   write_model_config(model_dir, model.config());
   io::save_weights(model, (fs::path(model_dir) / "model.safetensors").string());
   fs::copy_file(spm, fs::path(model_dir) / "spm.model", fs::copy_options::overwrite_existing);
+}
+
+RandomModelDir::RandomModelDir(const std::string& prefix, uint64_t seed) : dir_(prefix) {
+  write_toy_corpus(dir_.path());
+  const std::string failed = make_toy_vocab(dir_.path());
+  if (!failed.empty()) throw std::runtime_error("transduce vocab failed: " + failed);
+  write_random_model(vocab(), model(), seed);
 }
 
 }  // namespace transduce::testing

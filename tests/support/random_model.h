@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/config.h"
+#include "support/toy_corpus.h"
 
 namespace transduce::testing {
 
@@ -17,5 +18,18 @@ ModelConfig small_random_config(int vocab_size);
 // from VOCAB_DIR/spm.model).
 void write_random_model(const std::string& vocab_dir, const std::string& model_dir,
                         uint64_t seed = 1);
+
+// A temporary directory with the toy corpus (toy_corpus.h), its vocabulary in vocab/ and a random
+// model over it in model/.
+class RandomModelDir {
+ public:
+  explicit RandomModelDir(const std::string& prefix, uint64_t seed = 1);
+  std::string path() const { return dir_.path(); }
+  std::string vocab() const { return dir_.path() + "/vocab"; }
+  std::string model() const { return dir_.path() + "/model"; }
+
+ private:
+  TempDir dir_;
+};
 
 }  // namespace transduce::testing
