@@ -10,11 +10,10 @@
 #include <memory>
 
 #include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "core/error.h"
-
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
 #include "io/atomic_file.h"
