@@ -21,6 +21,7 @@ struct ServeBenchFlags {
   std::string model_dir, input;
   bench::ServeBenchOptions options;
   std::string modes = "both";
+  int workers = 1;
   bool json = false;
 };
 
@@ -45,7 +46,8 @@ void run_bench_serve(ServeBenchFlags f) {
     std::vector<std::string> args;
   };
   std::vector<Mode> modes;
-  if (f.modes == "both" || f.modes == "batched") modes.push_back({"dynamic batching", {}});
+  if (f.modes == "both" || f.modes == "batched")
+    modes.push_back({"dynamic batching", {"--workers", std::to_string(f.workers)}});
   if (f.modes == "both" || f.modes == "single")
     modes.push_back({"one request at a time", {"--batch-requests", "1", "--max-wait-ms", "0"}});
   std::vector<bench::ServeBenchResult> results;
@@ -61,6 +63,7 @@ void run_bench_serve(ServeBenchFlags f) {
                         {"requests_per_client", o.requests},
                         {"beam", o.beam},
                         {"server_threads", o.server_threads},
+                        {"batching_workers", f.workers},
                         {"runs", nlohmann::json::array()}};
     for (size_t i = 0; i < modes.size(); ++i) {
       const bench::ServeBenchResult& r = results[i];
@@ -81,8 +84,10 @@ void run_bench_serve(ServeBenchFlags f) {
       j["batching_speedup"] = results[0].requests_per_second / results[1].requests_per_second;
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("bench serve: {} clients x {} one-sentence requests, beam {}, server threads {}\n",
-               o.clients, o.requests, o.beam, o.server_threads);
+    fmt::print(
+        "bench serve: {} clients x {} one-sentence requests, beam {}, server threads {}, "
+        "batching workers {}\n",
+        o.clients, o.requests, o.beam, o.server_threads, f.workers);
     for (size_t i = 0; i < modes.size(); ++i) {
       const bench::ServeBenchResult& r = results[i];
       fmt::print(
@@ -122,6 +127,10 @@ void register_bench_serve(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--mode", f->modes, "both, batched or single")
       ->check(CLI::IsMember({"both", "batched", "single"}))
+      ->capture_default_str();
+  cmd->add_option("--workers", f->workers,
+                  "the batching server's workers (serve --workers); one at a time is one worker")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print one JSON object instead of text");
   cmd->callback([f] { run_bench_serve(*f); });

@@ -4,10 +4,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -29,6 +31,7 @@ struct ServeFlags {
   ServerOptions server;
   BatchingOptions batching;
   double max_wait_ms = 5;
+  int workers = 1;
 };
 
 nlohmann::json describe(const LoadedModel& m) {
@@ -70,14 +73,25 @@ void run_serve(ServeFlags f) {
   f.batching.max_wait = std::chrono::microseconds(static_cast<int64_t>(f.max_wait_ms * 1000));
   f.server.defaults.batch_tokens = f.batching.batch_tokens;
 
-  Translator translator(loaded.model(), loaded.tokenizer(), f.server.defaults);
-  const int threads = num_threads();
-  TranslationQueue queue(
-      [&translator](const std::vector<std::vector<int32_t>>& sources,
-                    const TranslateOptions& options) {
-        return translator.translate_pieces(sources, options);
-      },
-      f.batching, [threads] { set_threads(threads); });  // OpenMP settings are per thread
+  // Each worker translates with its own copy of the model (layers keep per-call state) and its
+  // share of the threads.
+  if (f.workers < 1) fail("--workers must be at least 1, got {}", f.workers);
+  const int threads = std::max(1, num_threads() / f.workers);
+  std::vector<std::unique_ptr<LoadedModel>> copies;
+  std::vector<std::unique_ptr<Translator>> translators;
+  std::vector<TranslationQueue::Backend> backends;
+  for (int w = 0; w < f.workers; ++w) {
+    LoadedModel& m =
+        w == 0 ? loaded : *copies.emplace_back(std::make_unique<LoadedModel>(f.model_dir));
+    Translator& t = *translators.emplace_back(
+        std::make_unique<Translator>(m.model(), m.tokenizer(), f.server.defaults));
+    backends.push_back(
+        [&t](const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options) {
+          return t.translate_pieces(sources, options);
+        });
+  }
+  // OpenMP settings are per thread: each worker sets its own.
+  TranslationQueue queue(std::move(backends), f.batching, [threads](int) { set_threads(threads); });
   TranslationServer server(loaded.tokenizer(), queue, describe(loaded), f.server);
   const int port = server.bind();
 
@@ -92,8 +106,9 @@ void run_serve(ServeFlags f) {
   });
   signals.detach();  // waits for a second signal until the process ends
 
-  spdlog::info("listening on http://{}:{}/ with model {} ({} parameters, {} threads)",
-               f.server.host, port, loaded.name(), loaded.config().parameter_count(), threads);
+  spdlog::info("listening on http://{}:{}/ with model {} ({} parameters, {} worker{} x {} threads)",
+               f.server.host, port, loaded.name(), loaded.config().parameter_count(), f.workers,
+               f.workers == 1 ? "" : "s", threads);
   server.serve();
   queue.stop();
   const QueueStats s = queue.stats();
@@ -121,6 +136,10 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-wait-ms", f->max_wait_ms,
                   "longest a request waits for others to share its batch")
+      ->capture_default_str();
+  cmd->add_option("--workers", f->workers,
+                  "batches translated at once, each by its own copy of the model with its share "
+                  "of --threads")
       ->capture_default_str();
   cmd->add_option("--max-queue", b.max_queued_sentences,
                   "sentences waiting before requests are refused with 503")

@@ -27,7 +27,15 @@ int64_t source_tokens(const std::vector<std::vector<int32_t>>& sources) {
 
 TranslationQueue::TranslationQueue(Backend backend, BatchingOptions options,
                                    std::function<void()> worker_setup)
-    : backend_(std::move(backend)), options_(options) {
+    : TranslationQueue(std::vector<Backend>{std::move(backend)}, options,
+                       worker_setup ? std::function<void(int)>(
+                                          [setup = std::move(worker_setup)](int) { setup(); })
+                                    : nullptr) {}
+
+TranslationQueue::TranslationQueue(std::vector<Backend> backends, BatchingOptions options,
+                                   std::function<void(int worker)> worker_setup)
+    : backends_(std::move(backends)), options_(options) {
+  if (backends_.empty()) fail("--workers must be at least 1");
   if (options_.batch_tokens <= 0)
     fail("--batch-tokens must be positive, got {}", options_.batch_tokens);
   if (options_.batch_requests < 0)
@@ -37,7 +45,11 @@ TranslationQueue::TranslationQueue(Backend backend, BatchingOptions options,
     fail("--max-queue must be positive, got {}", options_.max_queued_sentences);
   if (options_.max_requests <= 0)
     fail("--max-requests must be positive, got {}", options_.max_requests);
-  worker_ = std::thread([this, setup = std::move(worker_setup)] { work(setup); });
+  for (int w = 0; w < static_cast<int>(backends_.size()); ++w)
+    workers_.emplace_back([this, w, worker_setup] {
+      if (worker_setup) worker_setup(w);
+      work(w);
+    });
 }
 
 TranslationQueue::~TranslationQueue() {
@@ -87,16 +99,18 @@ TranslationQueue::Batch TranslationQueue::batch_for_front() const {
   return b;
 }
 
-void TranslationQueue::work(const std::function<void()>& setup) {
-  if (setup) setup();
+void TranslationQueue::work(int worker) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and everything translated
-    // Wait for company until the batch is full or the oldest request has waited long enough.
+    // Wait for company until the batch is full or the oldest request has waited long enough;
+    // then look again from the top, since another worker may have taken the requests meanwhile.
     const Clock::time_point deadline = queue_.front().arrival + options_.max_wait;
-    while (!stopping_ && !batch_for_front().full && Clock::now() < deadline)
+    if (!stopping_ && !batch_for_front().full && Clock::now() < deadline) {
       changed_.wait_until(lock, deadline);
+      continue;
+    }
     const Batch picked = batch_for_front();
     std::vector<Job> batch;
     int64_t sentences = 0;
@@ -106,20 +120,22 @@ void TranslationQueue::work(const std::function<void()>& setup) {
     }
     for (auto it = picked.jobs.rbegin(); it != picked.jobs.rend(); ++it)
       queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*it));
-    stats_.queued_requests -= static_cast<int64_t>(batch.size());
+    const int64_t requests = static_cast<int64_t>(batch.size());
+    stats_.queued_requests -= requests;
     stats_.queued_sentences -= sentences;
-    stats_.running_requests = static_cast<int64_t>(batch.size());
+    stats_.running_requests += requests;
     lock.unlock();
-    run(batch);
+    if (backends_.size() > 1) changed_.notify_all();  // what is left may be another's batch
+    run(backends_[static_cast<size_t>(worker)], batch);
     lock.lock();
-    stats_.running_requests = 0;
+    stats_.running_requests -= requests;
     ++stats_.batches;
-    stats_.requests += static_cast<int64_t>(batch.size());
+    stats_.requests += requests;
     stats_.sentences += sentences;
   }
 }
 
-void TranslationQueue::run(std::vector<Job>& batch) {
+void TranslationQueue::run(const Backend& backend, std::vector<Job>& batch) {
   std::vector<std::vector<int32_t>> sources;
   for (const Job& job : batch)
     sources.insert(sources.end(), job.sources.begin(), job.sources.end());
@@ -127,7 +143,7 @@ void TranslationQueue::run(std::vector<Job>& batch) {
   options.batch_tokens = options_.batch_tokens;
   std::vector<Translations> results;
   try {
-    Translations all = backend_(sources, options);
+    Translations all = backend(sources, options);
     TD_CHECK(all.size() == sources.size(), "{} translations for {} sentences", all.size(),
              sources.size());
     size_t at = 0;
@@ -151,7 +167,8 @@ void TranslationQueue::stop() {
   }
   changed_.notify_all();
   std::lock_guard<std::mutex> join(join_mutex_);
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& w : workers_)
+    if (w.joinable()) w.join();
 }
 
 bool TranslationQueue::stopping() const {

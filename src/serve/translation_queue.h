@@ -1,8 +1,10 @@
 // Dynamic batching for the translation service: requests from many connections wait in one
-// bounded queue, and a single worker thread merges those that arrive close together into one
-// batch for the model (up to `batch_tokens` source tokens, waiting at most `max_wait` for more).
-// One worker means one thread pool doing the arithmetic (OpenMP and OpenBLAS), however many
-// connections are open.
+// bounded queue, and a worker thread merges those that arrive close together into one batch for
+// the model (up to `batch_tokens` source tokens, waiting at most `max_wait` for more). By default
+// one worker: one thread pool doing the arithmetic (OpenMP and OpenBLAS), however many
+// connections are open. With several workers (each with its own backend, i.e. its own copy of
+// the model, and its share of the threads) several batches are translated at once: the serial
+// parts of one batch's search no longer leave the other cores idle.
 #pragma once
 
 #include <chrono>
@@ -31,7 +33,7 @@ struct BatchingOptions {
 
 struct QueueStats {
   int64_t queued_requests = 0, queued_sentences = 0;
-  int64_t running_requests = 0;                      // in the batch being translated
+  int64_t running_requests = 0;                      // in the batches being translated
   int64_t batches = 0, requests = 0, sentences = 0;  // translated so far
 };
 
@@ -44,6 +46,9 @@ class TranslationQueue {
   // `worker_setup` runs first on the worker thread (thread settings are per thread).
   TranslationQueue(Backend backend, BatchingOptions options,
                    std::function<void()> worker_setup = nullptr);
+  // One worker per backend; `worker_setup(w)` runs first on worker w's thread.
+  TranslationQueue(std::vector<Backend> backends, BatchingOptions options,
+                   std::function<void(int worker)> worker_setup = nullptr);
   ~TranslationQueue();  // stop()
   TranslationQueue(const TranslationQueue&) = delete;
   TranslationQueue& operator=(const TranslationQueue&) = delete;
@@ -56,7 +61,7 @@ class TranslationQueue {
   // Requests whose options differ in anything but the batch size are never merged.
   Admission submit(std::vector<std::vector<int32_t>> sources, const TranslateOptions& options);
 
-  // Refuses new requests, translates every queued one, then ends the worker. Idempotent.
+  // Refuses new requests, translates every queued one, then ends the workers. Idempotent.
   void stop();
   bool stopping() const;
   QueueStats stats() const;
@@ -78,10 +83,10 @@ class TranslationQueue {
     bool full;
   };
   Batch batch_for_front() const;
-  void work(const std::function<void()>& setup);
-  void run(std::vector<Job>& batch);
+  void work(int worker);
+  void run(const Backend& backend, std::vector<Job>& batch);
 
-  Backend backend_;
+  std::vector<Backend> backends_;
   BatchingOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -89,7 +94,7 @@ class TranslationQueue {
   QueueStats stats_;
   bool stopping_ = false;
   std::mutex join_mutex_;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace transduce

@@ -93,6 +93,48 @@ TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
   EXPECT_FALSE(client.Get("/health")) << "still listening after the exit";
 }
 
+// Answers of a server with two workers (two model copies, batches at once) to concurrent
+// requests: each as a one-worker server translates it.
+std::vector<std::string> translate_concurrently(const std::string& model, const char* workers) {
+  ChildProcess server({TRANSDUCE_BINARY, "--threads", "2", "serve", "-m", model, "--port", "0",
+                       "--workers", workers, "--max-wait-ms", "0"});
+  EXPECT_TRUE(server.wait_for_output("listening on", 120s)) << server.output();
+  const int port = listening_port(server.output());
+  const std::vector<std::string> words = {"red", "dog", "runs", "over", "the", "street", "a"};
+  std::vector<std::string> out(8);
+  std::vector<std::thread> clients;
+  for (size_t c = 0; c < out.size(); ++c)
+    clients.emplace_back([&, c] {
+      std::string text;
+      for (size_t w = 0; w <= c % 5; ++w) text += words[(c + w) % words.size()] + " ";
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(300, 0);
+      auto res = cli.Post("/v1/translate", json{{"text", {text, "a cat"}}, {"beam", 2}}.dump(),
+                          "application/json");
+      if (res && res->status == 200) {
+        const json t = json::parse(res->body)["translations"];
+        out[c] = t[0]["text"].get<std::string>() + " | " + t[1]["text"].get<std::string>();
+      } else {
+        out[c] = res ? "status " + std::to_string(res->status) : "no answer";
+      }
+    });
+  for (auto& t : clients) t.join();
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0) << server.output();
+  const std::string says = std::string("worker") + (std::string(workers) == "1" ? "" : "s") +
+                           " x " + (std::string(workers) == "1" ? "2" : "1") + " threads";
+  EXPECT_NE(server.output().find(says), std::string::npos) << server.output();
+  return out;
+}
+
+TEST_F(ServeCommand, TwoWorkersAnswerAsOneWorkerDoes) {
+  const std::vector<std::string> one = translate_concurrently(model(), "1");
+  const std::vector<std::string> two = translate_concurrently(model(), "2");
+  for (const std::string& t : one) EXPECT_EQ(t.find("status"), std::string::npos) << t;
+  EXPECT_EQ(two, one);
+  EXPECT_NE(one[0], one[1]);  // different requests, different translations
+}
+
 TEST_F(ServeCommand, BadSettingsAreOneLineAndANonZeroExit) {
   auto one_line_error = [](const testing::CommandResult& r, const std::string& says) {
     EXPECT_NE(r.status, 0) << r.out;
@@ -110,6 +152,8 @@ TEST_F(ServeCommand, BadSettingsAreOneLineAndANonZeroExit) {
   one_line_error(
       testing::run_transduce("serve -m " + model() + " --port 0 --max-queue 4 --max-sentences 8"),
       "--max-sentences 8 is more than --max-queue 4");
+  one_line_error(testing::run_transduce("serve -m " + model() + " --port 0 --workers 0"),
+                 "--workers must be at least 1, got 0");
 
   // A port that is taken.
   ChildProcess first({TRANSDUCE_BINARY, "--threads", "1", "serve", "-m", model(), "--port", "0"});

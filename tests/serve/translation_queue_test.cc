@@ -1,12 +1,15 @@
 // Dynamic batching, with a stand-in backend that records each batch and can hold the worker busy:
 // requests that wait while the model works are merged, within the token and request limits and
 // only with the same search settings; each gets its own results; a full queue refuses at once;
-// stopping translates what is queued.
+// stopping translates what is queued; several workers translate several batches at once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "serve/translation_queue.h"
@@ -231,6 +234,70 @@ TEST(TranslationQueue, ALoneRequestRunsOnceItsWaitIsOver) {
   EXPECT_EQ(text_of(f), "7 8");
 }
 
+// Polls `done` (with the queue's own lock taken inside stats()) until it holds or a minute passes.
+template <class F>
+bool eventually(F done) {
+  for (int i = 0; i < 6000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST(TranslationQueue, TwoWorkersTranslateTwoBatchesAtOnce) {
+  Backend first, second;
+  std::mutex m;
+  std::multiset<int> set_up;
+  std::set<std::thread::id> threads;
+  TranslationQueue q({use(first), use(second)}, batching(), [&](int w) {
+    std::lock_guard<std::mutex> lock(m);
+    set_up.insert(w);
+    threads.insert(std::this_thread::get_id());
+  });
+  auto a = queued(q, {{1}});
+  ASSERT_TRUE(eventually([&] { return q.stats().running_requests == 1; }));
+  // One worker is held inside request a's batch; the other takes what comes next.
+  auto b = queued(q, {{2}});
+  ASSERT_TRUE(eventually([&] { return q.stats().running_requests == 2; }));
+  EXPECT_EQ(q.stats().queued_requests, 0);
+  auto c = queued(q, {{3, 3}});  // both workers busy: it waits
+  EXPECT_EQ(q.stats().queued_requests, 1);
+  first.release();
+  second.release();
+  EXPECT_EQ(text_of(a), "1");
+  EXPECT_EQ(text_of(b), "2");
+  EXPECT_EQ(text_of(c), "3 3");
+  q.stop();
+  EXPECT_EQ(first.batches.size() + second.batches.size(), 3u);
+  EXPECT_GE(first.batches.size(), 1u);
+  EXPECT_GE(second.batches.size(), 1u);
+  EXPECT_EQ(set_up, (std::multiset<int>{0, 1}));
+  EXPECT_EQ(threads.size(), 2u);
+  const QueueStats s = q.stats();
+  EXPECT_EQ(s.batches, 3);
+  EXPECT_EQ(s.requests, 3);
+  EXPECT_EQ(s.running_requests, 0);
+}
+
+TEST(TranslationQueue, StoppingWithSeveralWorkersTranslatesEverythingQueued) {
+  Backend first, second;
+  first.release();
+  second.release();
+  BatchingOptions o = batching(/*tokens=*/4, /*requests=*/0);
+  o.max_wait = 2ms;
+  std::vector<std::future<Translations>> results;
+  {
+    TranslationQueue q({use(first), use(second)}, o);
+    for (int32_t i = 100; i < 300; ++i) results.push_back(queued(q, {{i, i}}));
+    q.stop();
+    EXPECT_EQ(q.stats().requests, 200);
+  }
+  for (int32_t i = 100; i < 300; ++i)
+    EXPECT_EQ(text_of(results[static_cast<size_t>(i - 100)]),
+              std::to_string(i) + " " + std::to_string(i));
+  EXPECT_EQ(first.batches.size() + second.batches.size(), 200u);  // 3 tokens each, 4 a batch
+}
+
 TEST(TranslationQueue, RefusesSettingsThatCannotWork) {
   Backend backend;
   EXPECT_THROW(TranslationQueue(use(backend), batching(0)), Error);
@@ -241,6 +308,7 @@ TEST(TranslationQueue, RefusesSettingsThatCannotWork) {
   o = batching();
   o.max_requests = 0;
   EXPECT_THROW(TranslationQueue(use(backend), o), Error);
+  EXPECT_THROW(TranslationQueue(std::vector<TranslationQueue::Backend>{}, batching()), Error);
 }
 
 }  // namespace
