@@ -3,8 +3,8 @@
 // the model (up to `batch_tokens` source tokens, waiting at most `max_wait` for more). By default
 // one worker: one thread pool doing the arithmetic (OpenMP and OpenBLAS), however many
 // connections are open. With several workers (each with its own backend, i.e. its own copy of
-// the model, and its share of the threads) several batches are translated at once: the serial
-// parts of one batch's search no longer leave the other cores idle.
+// the model, and its share of the threads) several batches are translated at once, so one
+// batch's serial search steps overlap another's arithmetic.
 #pragma once
 
 #include <chrono>

@@ -93,9 +93,10 @@ TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
   EXPECT_FALSE(client.Get("/health")) << "still listening after the exit";
 }
 
-// Answers of a server with two workers (two model copies, batches at once) to concurrent
-// requests: each as a one-worker server translates it.
-std::vector<std::string> translate_concurrently(const std::string& model, const char* workers) {
+// A server's answers to 8 concurrent requests of two sentences each, with `workers` workers;
+// `says` is its start-up line's account of them.
+std::vector<std::string> translate_concurrently(const std::string& model, const char* workers,
+                                                const std::string& says) {
   ChildProcess server({TRANSDUCE_BINARY, "--threads", "2", "serve", "-m", model, "--port", "0",
                        "--workers", workers, "--max-wait-ms", "0"});
   EXPECT_TRUE(server.wait_for_output("listening on", 120s)) << server.output();
@@ -121,15 +122,14 @@ std::vector<std::string> translate_concurrently(const std::string& model, const 
   for (auto& t : clients) t.join();
   server.signal(SIGTERM);
   EXPECT_EQ(server.wait(), 0) << server.output();
-  const std::string says = std::string("worker") + (std::string(workers) == "1" ? "" : "s") +
-                           " x " + (std::string(workers) == "1" ? "2" : "1") + " threads";
   EXPECT_NE(server.output().find(says), std::string::npos) << server.output();
   return out;
 }
 
 TEST_F(ServeCommand, TwoWorkersAnswerAsOneWorkerDoes) {
-  const std::vector<std::string> one = translate_concurrently(model(), "1");
-  const std::vector<std::string> two = translate_concurrently(model(), "2");
+  const std::vector<std::string> one = translate_concurrently(model(), "1", "1 worker x 2 threads");
+  const std::vector<std::string> two =
+      translate_concurrently(model(), "2", "2 workers x 1 threads");
   for (const std::string& t : one) EXPECT_EQ(t.find("status"), std::string::npos) << t;
   EXPECT_EQ(two, one);
   EXPECT_NE(one[0], one[1]);  // different requests, different translations
