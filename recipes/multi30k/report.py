@@ -4,99 +4,30 @@ Also usable alone to redraw a run's curve: python3 recipes/multi30k/report.py MO
 """
 
 import json
-import math
-import os
-import platform
-import subprocess
 import sys
 from pathlib import Path
 
-AVX512 = ("avx512f", "avx512bw", "avx512dq", "avx512vl")
-
-
-def cpuinfo(field):
-    """The first value of `field` in /proc/cpuinfo, or None."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(field):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def cpu_flags():
-    return set((cpuinfo("flags") or "").split())
-
-
-def cpu_name():
-    return cpuinfo("model name") or platform.processor() or "unknown"
-
-
-def tune_environment():
-    """Sets what the transduce processes should run with; returns what was set, for the report.
-
-    OpenBLAS 0.3.21 (Debian 12) picks its kernels by CPU family and falls back to slower ones on
-    CPUs newer than itself (e.g. AMD family 0x1A); on a CPU with AVX-512 the Skylake-X kernels are
-    correct and about twice as fast (docs/benchmarks.md). Set OPENBLAS_CORETYPE yourself to
-    override.
-    """
-    notes = {}
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-    notes["OMP_WAIT_POLICY"] = os.environ["OMP_WAIT_POLICY"]
-    if "OPENBLAS_CORETYPE" not in os.environ and all(f in cpu_flags() for f in AVX512):
-        os.environ["OPENBLAS_CORETYPE"] = "SKYLAKEX"
-    if "OPENBLAS_CORETYPE" in os.environ:
-        notes["OPENBLAS_CORETYPE"] = os.environ["OPENBLAS_CORETYPE"]
-    return notes
-
-
-def read_log(model_dir):
-    path = Path(model_dir) / "train_log.jsonl"
-    records = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                records.append(json.loads(line))
-    return records
-
-
-def git_commit(repo):
-    try:
-        out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
+                          machine, read_log, svg, training_summary)
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
             wall_seconds, env_notes, threads, decode_only=False):
-    records = read_log(model_dir)
-    train = [r for r in records if r["kind"] == "train"]
-    valid = [r for r in records if r["kind"] == "valid"]
     config = json.loads((Path(model_dir) / "config.json").read_text())
-    tps = [r["tokens_per_second"] for r in train]
     return {
         "pair": pair,
         "profile": profile,
         "data": str(data),
         "commit": git_commit(Path(__file__).resolve().parents[2]),
-        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "threads": threads or os.cpu_count(),
-                    "environment": env_notes},
+        "machine": machine(env_notes, threads),
         "vocab": {"type": "bpe", "size": prof["vocab"], "shared": True},
         "model": config,
         "training": {
             "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
             "lr_scale": prof["lr_scale"], "minutes_limit": prof.get("minutes"),
             "steps_limit": prof.get("steps"),
-            "steps": train[-1]["step"] if train else 0,
-            "epochs": train[-1]["epoch"] if train else 0,
-            "training_seconds": records[-1]["elapsed_seconds"] if records else 0,
-            "tokens_per_second": sum(tps) / len(tps) if tps else 0,
-            "final_train_loss": train[-1]["loss"] if train else None,
-            "final_valid_ppl": valid[-1]["ppl"] if valid else None,
-            "best_valid_ppl": min(r["ppl"] for r in valid) if valid else None,
+            **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
@@ -114,11 +45,6 @@ def write(out, results):
     records = read_log(out / "model")
     (out / "training.svg").write_text(svg_curves(records))
     (out / "results.md").write_text(markdown(results))
-
-
-def clock(seconds):
-    s = int(seconds)
-    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}"
 
 
 def markdown(r):
@@ -177,96 +103,9 @@ def markdown(r):
     return "\n".join(lines)
 
 
-def fmt(x):
-    return "n/a" if x is None else f"{x:.2f}"
-
-
 def svg_curves(records):
     """Two panels over training time (minutes): training loss, and validation perplexity."""
-    train = [(r["elapsed_seconds"] / 60, r["loss"]) for r in records if r["kind"] == "train"]
-    valid = [(r["elapsed_seconds"] / 60, r["ppl"]) for r in records if r["kind"] == "valid"]
-    width, height = 760, 300
-    panels = [panel(train, "training loss (label-smoothed, per token)", 0, width / 2, height,
-                    "#1f77b4"),
-              panel(valid, "validation perplexity (log scale)", width / 2, width / 2, height,
-                    "#d62728", log_scale=True)]
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">\n'
-            f'<rect width="{width}" height="{height}" fill="white"/>\n' + "".join(panels) +
-            "</svg>\n")
-
-
-def nice_ticks(lo, hi, count=5):
-    if hi <= lo:
-        hi = lo + 1
-    raw = (hi - lo) / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
-    start = math.ceil(lo / step) * step
-    ticks = []
-    v = start
-    while v <= hi + 1e-9 * step:
-        ticks.append(round(v, 10))
-        v += step
-    return ticks
-
-
-def log_ticks(lo, hi):
-    """1, 2, 5 times powers of ten between 10**lo and 10**hi, as (log10 value, label)."""
-    ticks = []
-    for e in range(math.floor(lo), math.ceil(hi) + 1):
-        for m in (1, 2, 5):
-            v = math.log10(m) + e
-            if lo <= v <= hi:
-                ticks.append((v, f"{m * 10.0 ** e:g}"))
-    return ticks
-
-
-def panel(points, title, x0, w, h, color, log_scale=False):
-    left, right, top, bottom = 48, 12, 24, 36
-    pw, ph = w - left - right, h - top - bottom
-    parts = [f'<text x="{x0 + w / 2:.1f}" y="15" text-anchor="middle" font-size="12">{title}'
-             f'</text>\n']
-    if not points:
-        parts.append(f'<text x="{x0 + w / 2:.1f}" y="{h / 2:.1f}" text-anchor="middle">'
-                     'no records</text>\n')
-        return "".join(parts)
-    if log_scale:
-        points = [(x, math.log10(max(y, 1e-12))) for x, y in points]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    xmax = max(xs) if max(xs) > 0 else 1.0
-    ylo, yhi = min(ys), max(ys)
-    if yhi - ylo < 1e-9:
-        ylo, yhi = ylo - 0.5, yhi + 0.5
-    pad = 0.05 * (yhi - ylo)
-    ylo, yhi = ylo - pad, yhi + pad
-
-    def sx(x):
-        return x0 + left + pw * x / xmax
-
-    def sy(y):
-        return top + ph * (1 - (y - ylo) / (yhi - ylo))
-
-    parts.append(f'<rect x="{x0 + left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
-                 'stroke="#888"/>\n')
-    yticks = log_ticks(ylo, yhi) if log_scale else [(t, f"{t:g}") for t in nice_ticks(ylo, yhi)]
-    if len(yticks) < 2:  # a narrow range: label its ends
-        yticks = [(v, f"{10 ** v if log_scale else v:.3g}") for v in (ylo, yhi)]
-    for t, label in yticks:
-        parts.append(f'<line x1="{x0 + left}" x2="{x0 + left + pw}" y1="{sy(t):.1f}" '
-                     f'y2="{sy(t):.1f}" stroke="#eee"/>\n'
-                     f'<text x="{x0 + left - 4}" y="{sy(t) + 4:.1f}" text-anchor="end">'
-                     f'{label}</text>\n')
-    for t in nice_ticks(0, xmax):
-        parts.append(f'<text x="{sx(t):.1f}" y="{top + ph + 14}" text-anchor="middle">{t:g}'
-                     '</text>\n')
-    parts.append(f'<text x="{x0 + left + pw / 2:.1f}" y="{h - 6}" text-anchor="middle">'
-                 'training time (minutes)</text>\n')
-    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
-    parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>\n')
-    for x, y in points if len(points) <= 60 else []:
-        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2" fill="{color}"/>\n')
-    return "".join(parts)
+    return svg(loss_and_perplexity_panels(records, 760, 300, 2), 760, 300)
 
 
 if __name__ == "__main__":

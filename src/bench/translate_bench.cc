@@ -69,9 +69,10 @@ Tensor make_source_batch(const std::vector<std::vector<int32_t>>& sources,
 }
 
 void force_output_lengths(SearchOptions& options, std::vector<int64_t> lengths, int64_t vocab) {
-  options.constrain = [lengths = std::move(lengths), vocab](int64_t sentence, int64_t step,
-                                                            float* logp) {
+  options.constrain = [lengths = std::move(lengths), vocab](
+                          int64_t sentence, std::span<const int32_t> prefix, float* logp) {
     constexpr float kBanned = -std::numeric_limits<float>::infinity();
+    const int64_t step = static_cast<int64_t>(prefix.size());
     const int64_t length = lengths[static_cast<size_t>(sentence)];
     if (step < length) {
       logp[kEosId] = kBanned;

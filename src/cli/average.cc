@@ -38,8 +38,8 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// Where config.json and spm.model come from: MODEL_DIR, or the model dir holding the first named
-// checkpoint (MODEL_DIR/checkpoints/step-N).
+// Where config.json, spm.model (and a parser's parse.json) come from: MODEL_DIR, or the model dir
+// holding the first named checkpoint (MODEL_DIR/checkpoints/step-N).
 std::optional<fs::path> source_model_dir(const AverageFlags& f) {
   if (!f.model_dir.empty()) return fs::path(f.model_dir);
   fs::path checkpoint = fs::absolute(fs::path(f.checkpoints.front())).lexically_normal();
@@ -94,6 +94,9 @@ void run_average(const AverageFlags& f) {
     io::write_file_atomically((out / "spm.model").string(), read_file(*source / "spm.model"));
     copied_vocab = true;
   }
+  // A parser's linearisation and decoding defaults go with it.
+  if (source && fs::is_regular_file(*source / "parse.json", ec))
+    io::write_file_atomically((out / "parse.json").string(), read_file(*source / "parse.json"));
 
   fmt::print("averaged {} checkpoint{} into {}:\n", chosen.size(), chosen.size() == 1 ? "" : "s",
              weights);

@@ -14,6 +14,9 @@ void register_translate(CLI::App& app);
 void register_score(CLI::App& app);
 void register_serve(CLI::App& app);
 void register_attention(CLI::App& app);
+void register_parse(CLI::App& app);
+void register_evalb(CLI::App& app);
+void register_trees(CLI::App& app);
 // `bench serve`, on the bench subcommand.
 void register_bench_serve(CLI::App& bench);
 

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   transduce::cli::register_score(app);
   transduce::cli::register_serve(app);
   transduce::cli::register_attention(app);
+  transduce::cli::register_parse(app);
+  transduce::cli::register_evalb(app);
+  transduce::cli::register_trees(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

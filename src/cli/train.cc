@@ -16,6 +16,8 @@
 #include "core/threads.h"
 #include "dist/gradient_sync.h"
 #include "dist/launch.h"
+#include "parse/parse_settings.h"
+#include "parse/tree_data.h"
 #include "text/corpus.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
@@ -31,6 +33,8 @@ namespace fs = std::filesystem;
 struct TrainFlags {
   ModelFlags model;
   std::string src, tgt, valid_src, valid_tgt, vocab_dir, out_dir, resume_dir;
+  std::string trees, valid_trees;  // a parser: treebanks instead of parallel text
+  std::string tree_scheme = "xx";
   int max_len = 256;
   double dist_timeout = 600;
   TrainOptions options;
@@ -56,6 +60,25 @@ std::vector<Example> load_examples(const std::string& src, const std::string& tg
       "{} data: {} pairs, {} kept, {} skipped as empty, {} skipped as longer than {} tokens", what,
       stats.pairs, stats.kept, stats.skipped_empty, stats.skipped_long, max_len);
   if (examples.empty()) fail("{} data: no usable sentence pairs in {} and {}", what, src, tgt);
+  return examples;
+}
+
+// A parser's pairs: each tree's words and its linearisation (parse/linearize.h).
+std::vector<Example> load_tree_examples(const std::string& path, const Tokenizer& tokenizer,
+                                        parse::TreeScheme scheme, int max_len, const char* what) {
+  const parse::TreeVocab vocab(tokenizer);
+  const std::vector<parse::Tree> trees = parse::read_normalised_trees(path);
+  parse::TreeDataStats stats;
+  std::vector<Example> examples =
+      parse::encode_trees(trees, tokenizer, vocab, scheme, max_len, &stats);
+  spdlog::info(
+      "{} trees: {} read, {} kept, {} skipped as empty, {} skipped as longer than {} tokens{}",
+      what, stats.trees, stats.kept, stats.skipped_empty, stats.skipped_long, max_len,
+      stats.skipped_unknown > 0
+          ? fmt::format(", {} skipped for labels the vocabulary lacks (first: {})",
+                        stats.skipped_unknown, stats.unknown_label)
+          : "");
+  if (examples.empty()) fail("{} trees: no usable tree in {}", what, path);
   return examples;
 }
 
@@ -107,6 +130,12 @@ std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::str
   config.vocab_size = tokenizer.vocab_size();
   config.validate();
   write_model_config(model_dir, config);
+  // A parser: its linearisation and the paper's decoding defaults for parsing (section 6.3).
+  if (!f.trees.empty()) {
+    parse::ParseSettings settings;
+    settings.scheme = f.tree_scheme;
+    parse::write_parse_settings(model_dir, settings);
+  }
   return std::nullopt;
 }
 
@@ -129,6 +158,12 @@ void train(TrainFlags& f, Communicator* comm) {
   if (!resume && f.vocab_dir.empty()) fail("give --vocab DIR (made by `transduce vocab`)");
   if ((f.valid_src.empty()) != (f.valid_tgt.empty()))
     fail("give both --valid-src and --valid-tgt, or neither");
+  const bool parallel = !f.src.empty() || !f.tgt.empty();
+  if (parallel == !f.trees.empty())
+    fail("give training data: --src and --tgt (parallel text) or --trees (a treebank)");
+  if (parallel && (f.src.empty() || f.tgt.empty())) fail("give both --src and --tgt");
+  if (!f.valid_trees.empty() && parallel) fail("--valid-trees goes with --trees");
+  if (!f.valid_src.empty() && !parallel) fail("with --trees, validate with --valid-trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
 
   std::optional<std::string> checkpoint;
@@ -146,10 +181,20 @@ void train(TrainFlags& f, Communicator* comm) {
          config.vocab_size, tokenizer.vocab_size());
 
   const int max_len = std::min(f.max_len, config.max_positions);
-  const std::vector<Example> train = load_examples(f.src, f.tgt, tokenizer, max_len, "training");
-  std::vector<Example> valid;
-  if (!f.valid_src.empty())
-    valid = load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation");
+  std::vector<Example> train, valid;
+  if (!f.trees.empty()) {
+    // The scheme the model directory was made with (a resumed parser keeps its own).
+    const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
+    if (!settings) fail("{}: not a parser (no parse.json) to train on trees", model_dir);
+    const parse::TreeScheme scheme = *parse::scheme_from_name(settings->scheme);
+    train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training");
+    if (!f.valid_trees.empty())
+      valid = load_tree_examples(f.valid_trees, tokenizer, scheme, max_len, "validation");
+  } else {
+    train = load_examples(f.src, f.tgt, tokenizer, max_len, "training");
+    if (!f.valid_src.empty())
+      valid = load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation");
+  }
 
   Transformer model(config);
   TrainOptions options = f.options;
@@ -243,10 +288,18 @@ void register_train(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "train a model on parallel text (section 5)");
   f->cmd = cmd;
   f->model.add_to(*cmd, /*with_vocab_size=*/false);
-  cmd->add_option("--src", f->src, "training source text, one sentence a line")->required();
-  cmd->add_option("--tgt", f->tgt, "training target text, aligned with --src")->required();
+  cmd->add_option("--src", f->src, "training source text, one sentence a line");
+  cmd->add_option("--tgt", f->tgt, "training target text, aligned with --src");
   cmd->add_option("--valid-src", f->valid_src, "validation source text");
   cmd->add_option("--valid-tgt", f->valid_tgt, "validation target text");
+  cmd->add_option("--trees", f->trees,
+                  "train a parser instead: a treebank (Penn Treebank brackets); the vocabulary "
+                  "must come from `transduce vocab --trees`");
+  cmd->add_option("--valid-trees", f->valid_trees, "a parser's validation treebank");
+  cmd->add_option("--tree-scheme", f->tree_scheme,
+                  "a new parser's target: brackets with each word as XX (xx) or as itself (words)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"xx", "words"}));
   cmd->add_option("--vocab", f->vocab_dir, "directory made by `transduce vocab`");
   cmd->add_option("--out", f->out_dir, "model directory to create");
   cmd->add_option("--resume", f->resume_dir, "model directory to continue training");

@@ -1,18 +1,13 @@
 // `transduce translate`: stdin to stdout (or files), streamed: each batch's lines are written as
 // soon as they are translated, in input order.
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/line_stream.h"
 #include "core/error.h"
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
@@ -28,57 +23,6 @@ struct TranslateFlags {
   std::string model_dir, input, output, attention;
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
-};
-
-// Reads lines from a file descriptor, handing over what has arrived without waiting for more.
-class LineReader {
- public:
-  LineReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-
-  // Appends complete lines to `lines`; blocks only when none is pending. Returns false at the
-  // end of the input once everything was handed over.
-  bool read_available(std::vector<std::string>& lines, size_t limit) {
-    while (lines.size() < limit) {
-      if (take_line(lines)) continue;
-      if (eof_) {
-        if (!buffer_.empty()) {
-          lines.push_back(std::move(buffer_));
-          buffer_.clear();
-        }
-        return !lines.empty();
-      }
-      // Wait for input only if we have nothing to hand over yet.
-      if (!lines.empty()) {
-        pollfd p{fd_, POLLIN, 0};
-        if (::poll(&p, 1, 0) <= 0) return true;
-      }
-      char chunk[1 << 16];
-      const ssize_t got = ::read(fd_, chunk, sizeof chunk);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        fail("{}: read failed: {}", name_, std::strerror(errno));
-      }
-      if (got == 0) eof_ = true;
-      buffer_.append(chunk, static_cast<size_t>(got));
-    }
-    return true;
-  }
-
- private:
-  bool take_line(std::vector<std::string>& lines) {
-    const size_t nl = buffer_.find('\n');
-    if (nl == std::string::npos) return false;
-    std::string line = buffer_.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    buffer_.erase(0, nl + 1);
-    lines.push_back(std::move(line));
-    return true;
-  }
-
-  int fd_;
-  std::string name_;
-  std::string buffer_;
-  bool eof_ = false;
 };
 
 // The --attention file: {"model": name, "sentences": [{"line", "source", "translation", "score",
@@ -107,20 +51,10 @@ void run_translate(const TranslateFlags& f) {
   options.attention = !f.attention.empty();
   Translator translator(loaded.model(), loaded.tokenizer(), options);
 
-  int in_fd = STDIN_FILENO;
-  if (!f.input.empty()) {
-    in_fd = ::open(f.input.c_str(), O_RDONLY);
-    if (in_fd < 0) fail("{}: cannot open: {}", f.input, std::strerror(errno));
-  }
-  std::FILE* out = stdout;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out_file(nullptr, std::fclose);
-  if (!f.output.empty()) {
-    out_file.reset(std::fopen(f.output.c_str(), "w"));
-    if (!out_file) fail("{}: cannot write: {}", f.output, std::strerror(errno));
-    out = out_file.get();
-  }
-  const std::string in_name = f.input.empty() ? "stdin" : f.input;
-  LineReader reader(in_fd, in_name);
+  LineStreams streams(f.input, f.output);
+  std::FILE* out = streams.out();
+  const std::string& in_name = streams.input_name();
+  LineReader& reader = streams.reader();
   const size_t chunk = f.chunk_lines > 0
                            ? static_cast<size_t>(f.chunk_lines)
                            : static_cast<size_t>(std::max<int64_t>(1, f.options.batch_tokens / 8));
@@ -162,9 +96,7 @@ void run_translate(const TranslateFlags& f) {
       writer.finish();
     });
   }
-  if (in_fd != STDIN_FILENO) ::close(in_fd);
-  if (out_file && std::fflush(out_file.get()) != 0)
-    fail("{}: write failed: {}", f.output, std::strerror(errno));
+  streams.finish();
 }
 
 }  // namespace

@@ -23,11 +23,12 @@ int64_t source_tokens(const Tensor& src, int64_t b) {
 
 // The rules every step shares: PAD and BOS are never produced; the caller's constraint; and at
 // the length limit only EOS is left.
-void restrict_row(float* logp, int64_t vocab, int64_t sentence, int64_t step, int64_t max_len,
-                  const SearchOptions& o) {
+void restrict_row(float* logp, int64_t vocab, int64_t sentence, std::span<const int32_t> prefix,
+                  int64_t max_len, const SearchOptions& o) {
+  const int64_t step = static_cast<int64_t>(prefix.size());
   logp[kPadId] = kBanned;
   logp[kBosId] = kBanned;
-  if (o.constrain) o.constrain(sentence, step, logp);
+  if (o.constrain) o.constrain(sentence, prefix, logp);
   if (step >= max_len) {
     const float eos = logp[kEosId];
     std::fill(logp, logp + vocab, kBanned);
@@ -50,10 +51,9 @@ Encoded encode(Transformer& model, Arena& arena, const Tensor& src, const Search
   Encoded e;
   const Tensor src_pad = model.padding_mask(ctx, src);
   const Tensor memory = model.encode(ctx, src, src_pad);
-  const int64_t limit = model.config().max_positions - 1;  // EOS needs a position too
   int64_t capacity = 1;
   for (int64_t b = 0; b < src.dim(0); ++b) {
-    e.max_len.push_back(std::min(max_output_length(source_tokens(src, b), o), limit));
+    e.max_len.push_back(output_limit(model.config(), source_tokens(src, b), o));
     capacity = std::max(capacity, e.max_len.back() + 1);
   }
   e.cache = model.start_decoding(ctx, memory, src_pad, capacity, group);
@@ -72,6 +72,10 @@ int64_t max_output_length(int64_t source_tokens, const SearchOptions& o) {
              o.max_len_b);
 }
 
+int64_t output_limit(const ModelConfig& config, int64_t source_tokens, const SearchOptions& o) {
+  return std::min<int64_t>(max_output_length(source_tokens, o), config.max_positions - 1);
+}
+
 std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, const SearchOptions& o,
                                       SearchArenas* arenas) {
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
@@ -84,7 +88,7 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, con
   std::vector<int32_t> active(batch);  // sentence of each cache row
   std::iota(active.begin(), active.end(), 0);
   std::vector<int32_t> last(batch, kBosId);
-  for (int64_t step = 0; !active.empty(); ++step) {
+  while (!active.empty()) {
     use.step.reset();
     Context ctx(use.step);
     ctx.inference = true;
@@ -97,7 +101,7 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, con
     for (int64_t r = 0; r < n; ++r) {
       const int32_t s = active[r];
       float* row = logp.f32() + r * vocab;
-      restrict_row(row, vocab, s, step, enc.max_len[s], o);
+      restrict_row(row, vocab, s, out[s].tokens, enc.max_len[s], o);
       const int32_t best = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
       Hypothesis& h = out[s];
       h.log_prob += row[best];
@@ -145,7 +149,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
     int32_t beam, token;
   };
   std::vector<Candidate> candidates;
-  for (int64_t step = 0; !active.empty(); ++step) {
+  while (!active.empty()) {
     use.step.reset();
     Context ctx(use.step);
     ctx.inference = true;
@@ -175,7 +179,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
         float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
-        restrict_row(row, vocab, s, step, enc.max_len[s], o);
+        restrict_row(row, vocab, s, beams[j].tokens, enc.max_len[s], o);
         const size_t first = candidates.size();
         for (int32_t v = 0; v < vocab; ++v) {
           const float total = beams[j].log_prob + row[v];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "model/transformer.h"
@@ -16,9 +17,10 @@ struct SearchOptions {
   float max_len_a = 1.0f;  // output tokens (EOS excluded) <= a * source tokens + b
   int max_len_b = 50;
   int nbest = 1;
-  // Called on each sentence's log-probabilities over the vocabulary before a choice is made, to
-  // ban (-inf) or force tokens: (sentence index in the batch, step, row of V log-probabilities).
-  std::function<void(int64_t sentence, int64_t step, float* logprobs)> constrain;
+  // Called on each hypothesis's log-probabilities over the vocabulary before a choice is made, to
+  // ban (-inf) or force tokens: (sentence index in the batch, the hypothesis's tokens so far, whose
+  // count is the step, row of V log-probabilities).
+  std::function<void(int64_t sentence, std::span<const int32_t> prefix, float* logprobs)> constrain;
 };
 
 struct Hypothesis {
@@ -31,6 +33,10 @@ struct Hypothesis {
 float length_penalty(int64_t length, float alpha);
 // The most output tokens (EOS excluded) for a source of `source_tokens` tokens.
 int64_t max_output_length(int64_t source_tokens, const SearchOptions& options);
+// What the search allows a source of `source_tokens` tokens (EOS counted): max_output_length,
+// within the model's positions (EOS needs one too).
+int64_t output_limit(const ModelConfig& config, int64_t source_tokens,
+                     const SearchOptions& options);
 
 // Where a search keeps the encoder output with the decoder cache, and each step's activations.
 // Passing the same arenas to every batch reuses their memory instead of asking the system again.

@@ -83,12 +83,17 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       const std::vector<int32_t>& s = sources[order[begin + r]];
       std::copy(s.begin(), s.end(), src.i32() + r * width);
     }
+    SearchOptions search = options.search;
+    if (search.constrain) {  // the search numbers sentences within the batch
+      search.constrain = [&](int64_t row, std::span<const int32_t> prefix, float* logp) {
+        options.search.constrain(order[begin + static_cast<size_t>(row)], prefix, logp);
+      };
+    }
     std::vector<std::vector<Hypothesis>> found;
-    if (options.search.beam == 1 && options.search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(model_, src, options.search, &arenas_))
-        found.push_back({h});
+    if (search.beam == 1 && search.nbest == 1) {
+      for (Hypothesis& h : greedy_search(model_, src, search, &arenas_)) found.push_back({h});
     } else {
-      found = beam_search(model_, src, options.search, &arenas_);
+      found = beam_search(model_, src, search, &arenas_);
     }
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = order[begin + r];

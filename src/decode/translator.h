@@ -37,7 +37,8 @@ class Translator {
       const std::vector<std::string>& lines, int64_t first_line = 1,
       const std::function<void(const std::string&)>& warn = nullptr);
   // The same for sentences already in pieces (without EOS), with other options: an empty one
-  // gives one empty translation. Each must fit the model (source_limit() pieces at most).
+  // gives one empty translation. Each must fit the model (source_limit() pieces at most). A
+  // constraint in options.search gets the index of the sentence in `sources`.
   std::vector<std::vector<Translation>> translate_pieces(
       const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options);
 

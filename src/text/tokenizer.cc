@@ -152,7 +152,7 @@ std::string explain(std::string message, int64_t lines) {
 
 void Tokenizer::train(const std::vector<std::string>& input_files, int vocab_size,
                       const std::string& model_type, const std::string& out_prefix, int threads,
-                      uint64_t max_sentences) {
+                      uint64_t max_sentences, const std::vector<std::string>& symbols) {
   if (input_files.empty()) fail("vocabulary training needs at least one input file");
   if (model_type != "bpe" && model_type != "unigram")
     fail("unknown vocabulary type '{}' (expected bpe or unigram)", model_type);
@@ -161,7 +161,13 @@ void Tokenizer::train(const std::vector<std::string>& input_files, int vocab_siz
   if (out_prefix.empty()) fail("vocabulary training needs an output prefix");
   const uint64_t cap = max_sentences ? max_sentences : kDefaultMaxSentences;
 
-  const std::unordered_map<std::string, std::string> args = {
+  std::string symbol_list;
+  for (const std::string& symbol : symbols) {
+    if (symbol.empty() || symbol.find_first_of(", \t\n") != std::string::npos)
+      fail("'{}' cannot be a vocabulary symbol (empty, or with a comma or a space)", symbol);
+    symbol_list += (symbol_list.empty() ? "" : ",") + symbol;
+  }
+  std::unordered_map<std::string, std::string> args = {
       {"model_type", model_type},
       {"vocab_size", std::to_string(vocab_size)},
       {"character_coverage", "1.0"},
@@ -174,6 +180,7 @@ void Tokenizer::train(const std::vector<std::string>& input_files, int vocab_siz
       {"num_threads", std::to_string(threads > 0 ? threads : 1)},
       {"minloglevel", "2"},
   };
+  if (!symbol_list.empty()) args["user_defined_symbols"] = symbol_list;
   sentencepiece::SetRandomGeneratorSeed(kSamplingSeed);
   FileLines lines(input_files);
   std::string serialized;
@@ -257,6 +264,12 @@ std::string Tokenizer::piece(int32_t id) const {
   if (id < 0 || id >= sp_->GetPieceSize())
     fail("{}: id {} is outside the vocabulary (size {})", path_, id, sp_->GetPieceSize());
   return sp_->IdToPiece(id);
+}
+
+int32_t Tokenizer::piece_id(std::string_view piece) const {
+  const int id = sp_->PieceToId(piece);
+  if (id == kUnkId && piece != sp_->IdToPiece(kUnkId)) return -1;
+  return id;
 }
 
 }  // namespace transduce

@@ -26,9 +26,11 @@ class Tokenizer {
   // "path:line: ...". Errors (including a vocabulary size the data cannot fill) throw
   // transduce::Error with one line. Sampling uses a fixed seed, so the same input gives the
   // same vocabulary.
+  // `symbols` become pieces of their own, never split or merged with the text around them (the
+  // brackets of linearised trees); they count in vocab_size and may not contain ',' or spaces.
   static void train(const std::vector<std::string>& input_files, int vocab_size,
                     const std::string& model_type, const std::string& out_prefix, int threads,
-                    uint64_t max_sentences = 0);
+                    uint64_t max_sentences = 0, const std::vector<std::string>& symbols = {});
 
   // Loads a model made by train(). A missing or corrupt file, or a SentencePiece model with
   // other reserved ids, throws transduce::Error naming the file.
@@ -46,6 +48,8 @@ class Tokenizer {
   int vocab_size() const;
   // The piece of `id` (e.g. "▁the", "<unk>"). An id outside [0, vocab_size()) throws.
   std::string piece(int32_t id) const;
+  // The id of a piece, or -1 when the vocabulary does not have it.
+  int32_t piece_id(std::string_view piece) const;
   const std::string& path() const { return path_; }
 
  private:

@@ -89,14 +89,14 @@ TEST(TranslateBenchConstraint, BansThenForcesEos) {
   force_output_lengths(o, {2, 0}, 6);
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> row = {-1, -2, -3, -4, -5, -6};
-  o.constrain(0, 1, row.data());
+  o.constrain(0, std::vector<int32_t>(1, 5), row.data());
   EXPECT_EQ(row[kEosId], -inf);
   EXPECT_EQ(row[4], -5);
   row = {-1, -2, -3, -4, -5, -6};
-  o.constrain(0, 2, row.data());
+  o.constrain(0, std::vector<int32_t>(2, 5), row.data());
   EXPECT_EQ(row, (std::vector<float>{-inf, -inf, -3, -inf, -inf, -inf}));
   row = {-1, -2, -3, -4, -5, -6};
-  o.constrain(1, 0, row.data());
+  o.constrain(1, std::vector<int32_t>{}, row.data());
   EXPECT_EQ(row, (std::vector<float>{-inf, -inf, -3, -inf, -inf, -inf}));
 }
 

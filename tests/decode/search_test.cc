@@ -121,7 +121,8 @@ TEST(Search, EndsWhenKHypothesesFinishedAndPicksTheBestNormalisedOne) {
   // Step 0: EOS -1.0, token 5 -0.1. Step 1 after 5: EOS -2.0, token 6 -3.0.
   // Finished: [] with -1.0 / lp(1) = -1.0; [5] with -2.1 / lp(2) = -2.1 / (7/6)^0.6 = -1.9145.
   // Two finished hypotheses = the beam: the search ends after step 1, and [] wins.
-  o.constrain = [&](int64_t, int64_t step, float* row) {
+  o.constrain = [&](int64_t, std::span<const int32_t> prefix, float* row) {
+    const int64_t step = static_cast<int64_t>(prefix.size());
     last_step = std::max(last_step, step);
     std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
     if (step == 0) {
@@ -154,7 +155,8 @@ TEST(Search, StopsAsSoonAsNoLiveHypothesisCanWin) {
   int64_t last_step = -1;
   // Step 0: EOS -0.5 is best; the best live one has -3.0. Its score can at best reach
   // -3.0 / lp(3 + 1) = -3.0 / 1.5^0.6 = -2.352 < -0.5: no point going on after step 0.
-  o.constrain = [&](int64_t, int64_t step, float* row) {
+  o.constrain = [&](int64_t, std::span<const int32_t> prefix, float* row) {
+    const int64_t step = static_cast<int64_t>(prefix.size());
     last_step = std::max(last_step, step);
     std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
     row[kEosId] = -0.5f;
@@ -168,7 +170,8 @@ TEST(Search, StopsAsSoonAsNoLiveHypothesisCanWin) {
   EXPECT_TRUE(out[0][0].tokens.empty());
   // With a closer race it must go on: the live -0.6 could still reach -0.6/1.275 > -0.5.
   last_step = -1;
-  o.constrain = [&](int64_t, int64_t step, float* row) {
+  o.constrain = [&](int64_t, std::span<const int32_t> prefix, float* row) {
+    const int64_t step = static_cast<int64_t>(prefix.size());
     last_step = std::max(last_step, step);
     std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
     row[kEosId] = step == 0 ? -0.5f : -0.01f;
@@ -188,7 +191,7 @@ TEST(Search, OutputsNeverExceedTheMaximumLength) {
   o.max_len_a = 0.5f;
   o.max_len_b = 2;  // 4 source tokens -> 4 outputs; 2 -> 3
   // Without EOS until forced, every output has exactly the maximum length.
-  o.constrain = [](int64_t, int64_t, float* row) { row[kEosId] = -1e9f; };
+  o.constrain = [](int64_t, std::span<const int32_t>, float* row) { row[kEosId] = -1e9f; };
   for (int beam : {1, 3}) {
     o.beam = beam;
     const auto out = beam_search(model, src, o);

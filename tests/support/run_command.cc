@@ -1,9 +1,13 @@
 #include "support/run_command.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace transduce::testing {
 
@@ -11,16 +15,29 @@ CommandResult run_transduce(const std::string& args, bool merge_stderr) {
   return run_shell(std::string(TRANSDUCE_BINARY) + " " + args, merge_stderr);
 }
 
+CommandResult run_transduce_apart(const std::string& args) {
+  char name[] = "/tmp/transduce_stderr_XXXXXX";
+  const int fd = ::mkstemp(name);
+  if (fd < 0) return {-1, "mkstemp failed", ""};
+  ::close(fd);
+  CommandResult r =
+      run_shell("{ " + std::string(TRANSDUCE_BINARY) + " " + args + " 2>" + name + "; }", false);
+  std::ifstream in(name, std::ios::binary);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  std::remove(name);
+  return r;
+}
+
 CommandResult run_shell(const std::string& command, bool merge_stderr) {
   const std::string cmd = command + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
+  if (!p) return {-1, "popen failed", ""};
   std::string out;
   std::array<char, 4096> buf;
   size_t n;
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, ""};
 }
 
 }  // namespace transduce::testing

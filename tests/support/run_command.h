@@ -8,6 +8,7 @@ namespace transduce::testing {
 struct CommandResult {
   int status;       // exit code, or -1 when the process did not exit normally
   std::string out;  // stdout, and stderr too when merged
+  std::string err;  // stderr, from run_transduce_apart only
 };
 
 // Runs `command` with /bin/sh; stderr joins stdout when `merge_stderr`.
@@ -15,5 +16,7 @@ CommandResult run_shell(const std::string& command, bool merge_stderr = true);
 
 // `args` go to the shell after the binary's path.
 CommandResult run_transduce(const std::string& args, bool merge_stderr = true);
+// The same with stdout in .out and stderr in .err, kept apart.
+CommandResult run_transduce_apart(const std::string& args);
 
 }  // namespace transduce::testing

@@ -1,0 +1,138 @@
+// `transduce parse`: sentences in (one a line, words separated by spaces), constituency trees out
+// (one a line, Penn Treebank brackets), streamed like `translate`; decoding defaults come from the
+// model directory's parse.json.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/line_stream.h"
+#include "core/error.h"
+#include "decode/loaded_model.h"
+#include "io/atomic_file.h"
+#include "parse/parse_settings.h"
+#include "parse/parser.h"
+#include "text/utf8.h"
+
+namespace transduce::cli {
+
+namespace {
+
+struct ParseFlags {
+  std::string model_dir, input, output, stats;
+  parse::ParseOptions options;
+  bool free = false;
+  CLI::App* cmd = nullptr;
+};
+
+nlohmann::json repairs_json(const parse::Repairs& r) {
+  return {{"unclosed", r.unclosed},           {"unopened", r.unopened},
+          {"mismatched", r.mismatched},       {"extra_slots", r.extra_slots},
+          {"missing_words", r.missing_words}, {"empty", r.empty}};
+}
+
+void run_parse(const ParseFlags& f) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedModel loaded(f.model_dir);
+  const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(f.model_dir);
+  if (!settings)
+    fail("{}: not a parser (no parse.json): train one with `transduce train --trees`", f.model_dir);
+  // The model's own defaults, unless this command line says otherwise.
+  parse::ParseOptions options = f.options;
+  auto given = [&](const char* flag) { return f.cmd->get_option(flag)->count() > 0; };
+  if (!given("--beam")) options.search.beam = settings->beam;
+  if (!given("--alpha")) options.search.alpha = settings->alpha;
+  if (!given("--max-len-a")) options.search.max_len_a = settings->max_len_a;
+  if (!given("--max-len-b")) options.search.max_len_b = settings->max_len_b;
+  options.constrained = f.free ? false : settings->constrained;
+  options.scheme = *parse::scheme_from_name(settings->scheme);
+  parse::Parser parser(loaded.model(), loaded.tokenizer(), options);
+
+  LineStreams streams(f.input, f.output);
+  const size_t chunk = static_cast<size_t>(std::max<int64_t>(1, options.batch_tokens / 16));
+  int64_t line_number = 1, sentences = 0, words = 0, repaired = 0;
+  parse::Repairs repairs;
+  std::vector<std::string> lines;
+  while (streams.reader().read_available(lines, chunk)) {
+    std::vector<std::vector<std::string>> batch;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      size_t bad = 0;
+      if (!valid_utf8(lines[i], &bad))
+        fail("{}:{}: invalid UTF-8 at byte {}", streams.input_name(),
+             line_number + static_cast<int64_t>(i), bad + 1);
+      batch.push_back(parse::split_words(lines[i]));
+    }
+    const auto parsed = parser.parse(batch, line_number, [](const std::string& w) {
+      fmt::print(stderr, "transduce: warning: {}\n", w);
+    });
+    for (size_t i = 0; i < parsed.size(); ++i) {
+      const parse::ParsedSentence& p = parsed[i];
+      fmt::print(streams.out(), "{}\n", p.tree.children.empty() ? "" : parse::to_string(p.tree));
+      if (batch[i].empty()) continue;
+      ++sentences;
+      words += static_cast<int64_t>(batch[i].size());
+      repaired += p.repairs.total() > 0;
+      repairs += p.repairs;
+    }
+    std::fflush(streams.out());
+    line_number += static_cast<int64_t>(lines.size());
+    lines.clear();
+  }
+  streams.finish();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print(stderr,
+             "parse: {} sentences, {} words, {:.1f} s ({:.2f} sentences/s, beam {}{}); {} "
+             "repaired ({} unclosed, {} unopened, {} mismatched brackets, {} extra slots, {} "
+             "missing words, {} empty constituents)\n",
+             sentences, words, seconds, seconds > 0 ? sentences / seconds : 0.0,
+             options.search.beam, options.constrained ? ", constrained" : ", free", repaired,
+             repairs.unclosed, repairs.unopened, repairs.mismatched, repairs.extra_slots,
+             repairs.missing_words, repairs.empty);
+  if (!f.stats.empty()) {
+    const nlohmann::json j = {
+        {"sentences", sentences},
+        {"words", words},
+        {"seconds", seconds},
+        {"beam", options.search.beam},
+        {"alpha", options.search.alpha},
+        {"max_len_a", options.search.max_len_a},
+        {"max_len_b", options.search.max_len_b},
+        {"constrained", options.constrained},
+        {"repaired_sentences", repaired},
+        {"repairs", repairs_json(repairs)},
+    };
+    io::write_file_atomically(f.stats, j.dump(2) + "\n");
+  }
+}
+
+}  // namespace
+
+void register_parse(CLI::App& app) {
+  auto f = std::make_shared<ParseFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "parse", "parse sentences (words separated by spaces, one a line) into constituency trees");
+  f->cmd = cmd;
+  cmd->add_option("-m,--model", f->model_dir, "a parser's model directory")->required();
+  cmd->add_option("--input", f->input, "read this file instead of stdin");
+  cmd->add_option("--output", f->output, "write this file instead of stdout");
+  SearchOptions& s = f->options.search;
+  cmd->add_option("--beam", s.beam, "beam size (default: the model's parse.json, 21)");
+  cmd->add_option("--alpha", s.alpha, "length penalty exponent (default: parse.json, 0.3)");
+  cmd->add_option("--max-len-a", s.max_len_a,
+                  "output length limit a * source + b (default: parse.json, 1)");
+  cmd->add_option("--max-len-b", s.max_len_b,
+                  "output length limit a * source + b (default: parse.json, 300)");
+  cmd->add_flag("--free", f->free,
+                "decode without the tree constraint (outputs are repaired into trees instead)");
+  cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")
+      ->capture_default_str();
+  cmd->add_option("--stats", f->stats, "write the summary (counts, repairs, time) to this JSON");
+  cmd->callback([f] { run_parse(*f); });
+}
+
+}  // namespace transduce::cli

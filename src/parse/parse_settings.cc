@@ -1,0 +1,72 @@
+#include "parse/parse_settings.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "parse/tree_vocab.h"
+
+namespace transduce::parse {
+
+namespace {
+
+constexpr const char* kFile = "parse.json";
+
+// 0.3f as 0.3 rather than 0.30000001192092896.
+double rounded(float x) {
+  return std::round(static_cast<double>(x) * 1e6) / 1e6;
+}
+
+}  // namespace
+
+void write_parse_settings(const std::string& model_dir, const ParseSettings& s) {
+  const nlohmann::json j = {
+      {"task", "parse"},
+      {"scheme", s.scheme},
+      {"decoding",
+       {{"beam", s.beam},
+        {"alpha", rounded(s.alpha)},
+        {"max_len_a", rounded(s.max_len_a)},
+        {"max_len_b", s.max_len_b},
+        {"constrained", s.constrained}}},
+  };
+  io::write_file_atomically((std::filesystem::path(model_dir) / kFile).string(), j.dump(2) + "\n");
+}
+
+std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
+  const std::string path = (std::filesystem::path(model_dir) / kFile).string();
+  std::ifstream in(path);
+  if (!in) {
+    if (!std::filesystem::exists(path)) return std::nullopt;
+    fail("{}: cannot read", path);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) fail("{}: not a JSON object", path);
+  ParseSettings s;
+  try {
+    if (j.value("task", "") != "parse") fail("{}: \"task\" is not \"parse\"", path);
+    s.scheme = j.value("scheme", s.scheme);
+    const nlohmann::json d = j.value("decoding", nlohmann::json::object());
+    s.beam = d.value("beam", s.beam);
+    s.alpha = d.value("alpha", s.alpha);
+    s.max_len_a = d.value("max_len_a", s.max_len_a);
+    s.max_len_b = d.value("max_len_b", s.max_len_b);
+    s.constrained = d.value("constrained", s.constrained);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: a value of the wrong type ({})", path, e.what());
+  }
+  if (!scheme_from_name(s.scheme))
+    fail("{}: unknown tree scheme '{}' (this transduce knows \"xx\" and \"words\")", path,
+         s.scheme);
+  if (s.beam < 1) fail("{}: beam {} is not positive", path, s.beam);
+  return s;
+}
+
+}  // namespace transduce::parse

@@ -1,0 +1,91 @@
+#include "parse/parser.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "core/error.h"
+
+namespace transduce::parse {
+
+namespace {
+
+TranslateOptions translate_options(const ParseOptions& o) {
+  TranslateOptions t;
+  t.search = o.search;
+  t.batch_tokens = o.batch_tokens;
+  return t;
+}
+
+}  // namespace
+
+Parser::Parser(Transformer& model, const Tokenizer& tokenizer, ParseOptions options)
+    : model_(model),
+      tokenizer_(tokenizer),
+      options_(std::move(options)),
+      vocab_(tokenizer),
+      constraint_(vocab_),
+      translator_(model, tokenizer, translate_options(options_)) {}
+
+std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::string>>& sentences,
+                                          int64_t first_line,
+                                          const std::function<void(const std::string&)>& warn) {
+  const size_t n = sentences.size();
+  std::vector<std::vector<int32_t>> pieces(n);
+  std::vector<EncodedWords> targets(n);  // what stands for the words the model sees
+  std::vector<int64_t> max_len(n);
+  const int64_t limit = translator_.source_limit();
+  for (size_t i = 0; i < n; ++i) {
+    EncodedWords enc = encode_words(tokenizer_, sentences[i]);
+    int64_t words = static_cast<int64_t>(sentences[i].size());
+    if (static_cast<int64_t>(enc.pieces.size()) > limit) {
+      while (words > 0 && enc.word_ends[words - 1] > limit) --words;
+      enc.pieces.resize(words > 0 ? static_cast<size_t>(enc.word_ends[words - 1]) : 0);
+      if (warn)
+        warn(fmt::format(
+            "line {}: {} words in {} pieces, more than the model's {}; the model sees the first "
+            "{} words",
+            first_line + static_cast<int64_t>(i), sentences[i].size(), enc.word_ends.back(), limit,
+            words));
+    }
+    enc.word_ends.resize(static_cast<size_t>(words));
+    targets[i] = vocab_.target_words(options_.scheme, enc);
+    max_len[i] =
+        output_limit(model_.config(), static_cast<int64_t>(enc.pieces.size()) + 1, options_.search);
+    pieces[i] = std::move(enc.pieces);
+  }
+  TranslateOptions topts = translate_options(options_);
+  if (options_.constrained) {
+    topts.search.constrain = [&](int64_t i, std::span<const int32_t> prefix, float* logp) {
+      constraint_.apply(prefix, targets[i], max_len[i], logp);
+    };
+  }
+  std::vector<std::vector<Translation>> found = translator_.translate_pieces(pieces, topts);
+
+  std::vector<ParsedSentence> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    ParsedSentence& p = out[i];
+    if (!found[i].empty()) {
+      p.tokens = std::move(found[i][0].tokens);
+      p.score = found[i][0].score;
+    }
+    std::vector<std::string> words;
+    for (const std::string& w : sentences[i]) words.push_back(escape_word(w));
+    p.tree = restore(vocab_.decode(p.tokens, options_.scheme), words, &p.repairs);
+  }
+  return out;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+}  // namespace transduce::parse

@@ -1,0 +1,63 @@
+// Parsing sentences with a trained parser (section 6.3): the words go in, beam search produces the
+// linearised tree (constrained to well-formed trees over the sentence's words, or free), and the
+// tree is restored over the input words.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "decode/search.h"
+#include "decode/translator.h"
+#include "parse/linearize.h"
+#include "parse/tree.h"
+#include "parse/tree_constraint.h"
+#include "parse/tree_vocab.h"
+
+namespace transduce::parse {
+
+struct ParseOptions {
+  SearchOptions search;  // beam, alpha and the output length limit
+  int64_t batch_tokens = 4000;
+  bool constrained = true;
+  TreeScheme scheme = TreeScheme::kPlaceholder;  // what the model was trained to write
+};
+
+struct ParsedSentence {
+  // TOP over the sentence's constituents, its words escaped (escape_word); no children for an
+  // empty sentence.
+  Tree tree;
+  float score = 0;              // the search's length-normalised log-probability
+  Repairs repairs;              // what restoring the model's output changed (none when constrained)
+  std::vector<int32_t> tokens;  // the model's output, without EOS
+};
+
+class Parser {
+ public:
+  // The tokenizer must hold the tree symbols (TreeVocab refuses it otherwise).
+  Parser(Transformer& model, const Tokenizer& tokenizer, ParseOptions options);
+
+  // Parses sentences given as their words. A sentence longer than the model takes is cut at a
+  // word boundary for the model, with a warning through `warn` naming its line number
+  // (first_line + index); its remaining words are attached to the tree as a repair.
+  std::vector<ParsedSentence> parse(const std::vector<std::vector<std::string>>& sentences,
+                                    int64_t first_line = 1,
+                                    const std::function<void(const std::string&)>& warn = nullptr);
+
+  const TreeVocab& vocab() const { return vocab_; }
+  const ParseOptions& options() const { return options_; }
+
+ private:
+  Transformer& model_;
+  const Tokenizer& tokenizer_;
+  ParseOptions options_;
+  TreeVocab vocab_;
+  TreeConstraint constraint_;
+  Translator translator_;
+};
+
+// Splits a line into words at whitespace.
+std::vector<std::string> split_words(const std::string& line);
+
+}  // namespace transduce::parse

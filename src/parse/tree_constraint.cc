@@ -1,0 +1,61 @@
+#include "parse/tree_constraint.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "train/example.h"
+
+namespace transduce::parse {
+
+void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& words,
+                           int64_t max_len, float* logp) const {
+  // The state the prefix leaves: open labels (innermost last), whether each holds a word yet,
+  // and the word pieces already out.
+  struct Open {
+    int32_t label;
+    bool filled;
+  };
+  std::vector<Open> open;
+  int64_t out = 0;
+  for (int32_t id : prefix) {
+    if (vocab_.kind(id) == TreeVocab::kOpening) {
+      open.push_back({vocab_.label_index(id), false});
+    } else if (vocab_.kind(id) == TreeVocab::kClosing) {
+      if (open.empty()) continue;
+      const bool filled = open.back().filled;
+      open.pop_back();
+      if (!open.empty()) open.back().filled = open.back().filled || filled;
+    } else {
+      ++out;
+      if (!open.empty()) open.back().filled = true;
+    }
+  }
+  const int64_t total = static_cast<int64_t>(words.pieces.size());
+  const float keep_next = out < total ? logp[words.pieces[static_cast<size_t>(out)]] : 0.0f;
+  const float keep_eos = logp[kEosId];
+  std::vector<std::pair<int32_t, float>> kept;
+  const bool between_words =
+      out == 0 || std::binary_search(words.word_ends.begin(), words.word_ends.end(), out);
+  if (between_words) {
+    const int64_t depth = static_cast<int64_t>(open.size());
+    const int64_t left = total - out;
+    // Tokens still allowed before EOS, after the one chosen now. Opening one more needs its own
+    // closing bracket on top of the pieces and closings due.
+    const int64_t after = max_len - static_cast<int64_t>(prefix.size()) - 1;
+    const bool open_ok = left > 0 && left + depth + 1 <= after;
+    const bool close_ok = depth > 0 && open.back().filled;
+    for (int32_t id : vocab_.bracket_ids()) {
+      const bool ok = vocab_.kind(id) == TreeVocab::kOpening
+                          ? open_ok
+                          : close_ok && vocab_.label_index(id) == open.back().label;
+      if (ok) kept.emplace_back(id, logp[id]);
+    }
+  }
+  std::fill(logp, logp + vocab_.size(), -std::numeric_limits<float>::infinity());
+  for (const auto& [id, value] : kept) logp[id] = value;
+  if (out < total) logp[words.pieces[static_cast<size_t>(out)]] = keep_next;
+  if (between_words && open.empty() && out >= total) logp[kEosId] = keep_eos;
+}
+
+}  // namespace transduce::parse

@@ -1,0 +1,83 @@
+// The target language of a parser inside a shared vocabulary: its bracket symbols `(L` and `)L`
+// and the word slot are SentencePiece pieces of their own (Tokenizer::train's symbols), so the
+// source words and the target brackets share one embedding, as the paper's models do.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "parse/linearize.h"
+#include "parse/tree.h"
+#include "text/tokenizer.h"
+
+namespace transduce::parse {
+
+// The symbols that trees over these (normalised) trees need: the slot, then `(L` and `)L` for
+// every constituent label, in order of first appearance.
+std::vector<std::string> tree_symbols(const std::vector<Tree>& trees);
+
+// A word as the model reads it: the Penn Treebank's escapes for brackets, which a tree's words
+// cannot hold (`(` -> -LRB-, `)` -> -RRB-, `{` -> -LCB-, `}` -> -RCB-).
+std::string escape_word(std::string_view word);
+
+// Source pieces of a sentence, word by word (each word escaped, then encoded alone, which is how
+// SentencePiece splits a sentence at spaces), and for each word the number of pieces up to and
+// including it.
+struct EncodedWords {
+  std::vector<int32_t> pieces;
+  std::vector<int64_t> word_ends;
+};
+EncodedWords encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words);
+
+// How a target writes the words: each as the slot XX (Vinyals et al.), or as its own pieces,
+// copied from the source (which ties every bracket to the words around it).
+enum class TreeScheme { kPlaceholder, kWords };
+// "xx" and "words"; nullopt for another name.
+std::string scheme_name(TreeScheme scheme);
+std::optional<TreeScheme> scheme_from_name(std::string_view name);
+
+class TreeVocab {
+ public:
+  // The symbols present in `tokenizer`; a vocabulary without the slot (one not made by
+  // `transduce vocab --trees`) is refused with one line naming it.
+  explicit TreeVocab(const Tokenizer& tokenizer);
+
+  // The ids of a linearised tree over `words` (encode_words of its words, which must be as many
+  // as its slots); nullopt (and the label in `missing`) when a label has no symbol.
+  std::optional<std::vector<int32_t>> encode(const std::vector<Item>& items, TreeScheme scheme,
+                                             const EncodedWords& words,
+                                             std::string* missing = nullptr) const;
+  // Items of ids (PAD, BOS and EOS skipped): brackets, and slots for everything else. With
+  // kPlaceholder, every other piece is a slot; with kWords, a run of pieces is a slot, a new one
+  // starting at a piece that begins a word ('▁') or follows a bracket.
+  std::vector<Item> decode(const std::vector<int32_t>& ids, TreeScheme scheme) const;
+  // What stands for the words in a target, word by word: a slot each, or their own pieces.
+  EncodedWords target_words(TreeScheme scheme, const EncodedWords& source) const;
+
+  // What each id is, for the decoding constraint.
+  enum Kind : uint8_t { kText, kOpening, kClosing, kWordSlot };
+  Kind kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
+  // kOpening and kClosing ids: the index of their label (an opening and a closing bracket of the
+  // same label share it).
+  int32_t label_index(int32_t id) const { return labels_[static_cast<size_t>(id)]; }
+  bool bracket(int32_t id) const { return kind(id) == kOpening || kind(id) == kClosing; }
+  int32_t slot_id() const { return slot_; }
+  int64_t size() const { return static_cast<int64_t>(kinds_.size()); }
+  // Every bracket's id, in increasing order.
+  const std::vector<int32_t>& bracket_ids() const { return bracket_ids_; }
+
+ private:
+  std::vector<Kind> kinds_;
+  std::vector<int32_t> labels_;
+  std::vector<std::string> label_names_;
+  std::unordered_map<std::string, int32_t> label_of_name_;
+  std::vector<int32_t> open_of_label_, close_of_label_;
+  std::vector<int32_t> bracket_ids_;
+  std::vector<bool> starts_word_;  // pieces that begin a word ('▁...')
+  int32_t slot_ = -1;
+};
+
+}  // namespace transduce::parse

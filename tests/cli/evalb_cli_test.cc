@@ -1,0 +1,268 @@
+// `transduce evalb` as a script would run it: the summary lines, --json, --pred, the per-sentence
+// table, warnings for sentences EVALB leaves out, and one-line errors with exit 1 for bad input.
+// The numbers equal EVALB's (evalb -p COLLINS.prm) on the same files; tests/parse/evalb_test.cc
+// works them out rule by rule.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::CommandResult;
+
+// Five sentences: a word mismatch (error), a perfect parse, a tree with nothing but a period
+// (skipped), a doubled gold NP the test has once (3 of 4), and a test with NP three times and VP
+// twice (3 of 6). Scored: matched 3+3+3 = 9, gold 3+4+3 = 10, test 3+3+6 = 12.
+constexpr const char* kGold =
+    "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n"
+    "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))\n"
+    "(TOP (S (NP (DT A) (NN cat)) (VP (VBD sat))))\n"
+    "(TOP (S (NP (NP (DT the) (NN man))) (VP (VB go))))\n"
+    "(TOP (S (NP (DT the) (NN man)) (VP (VB go))))\n";
+constexpr const char* kPred =
+    "(TOP (S (NP (DT The) (NN cat)) (VP (VBD barked)) (. .)))\n"
+    "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))\n"
+    "(TOP (. .))\n"
+    "(TOP (S (NP (DT the) (NN man)) (VP (VB go))))\n"
+    "(TOP (S (NP (NP (NP (DT the) (NN man)))) (VP (VP (VB go)))))\n";
+
+// Recall 9/10, precision 9/12, F1 2*90*75/165 = 81.82; complete match: sentence 2 of the 3 scored.
+constexpr const char* kSummary =
+    "sentences = 5\n"
+    "sentences scored = 3\n"
+    "sentences with errors = 1\n"
+    "sentences skipped = 1\n"
+    "matched brackets = 9\n"
+    "gold brackets = 10\n"
+    "test brackets = 12\n"
+    "recall = 90.00\n"
+    "precision = 75.00\n"
+    "F1 = 81.82\n"
+    "complete match = 33.33\n"
+    "average crossing = 0.00\n"
+    "no crossing = 100.00\n"
+    "2 or less crossing = 100.00\n"
+    "tagging accuracy = 100.00\n";
+
+class EvalbCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "transduce_evalb_cli_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    write("gold.txt", kGold);
+    write("pred.txt", kPred);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir_ / name, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // stdout in .out; stderr kept apart in .err.
+  CommandResult run(const std::string& args) const { return testing::run_transduce_apart(args); }
+
+  fs::path dir_;
+};
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST_F(EvalbCommand, PrintsTheSummaryAndWarnsAboutSentencesLeftOut) {
+  const CommandResult r = run("evalb --gold " + path("gold.txt") + " < " + path("pred.txt"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, kSummary);
+  // One warning line per sentence left out, naming it and what differs.
+  const std::vector<std::string> warnings = lines_of(r.err);
+  ASSERT_EQ(warnings.size(), 2u) << r.err;
+  EXPECT_EQ(warnings[0], "transduce: warning: sentence 1 (" + path("gold.txt") +
+                             ":1, stdin:1) not scored: word mismatch: word 2 is 'dog' in gold but "
+                             "'cat' in test");
+  EXPECT_TRUE(warnings[1].starts_with("transduce: warning: sentence 3 (" + path("gold.txt") +
+                                      ":3, stdin:3) skipped: "))
+      << warnings[1];
+
+  // --pred FILE reads the same trees.
+  const CommandResult from_file =
+      run("evalb --gold " + path("gold.txt") + " --pred " + path("pred.txt"));
+  ASSERT_EQ(from_file.status, 0) << from_file.out;
+  EXPECT_EQ(from_file.out, kSummary);
+  EXPECT_NE(from_file.err.find(path("pred.txt") + ":1) not scored"), std::string::npos)
+      << from_file.err;
+}
+
+TEST_F(EvalbCommand, PerSentenceTableHasEvalbsColumns) {
+  const CommandResult r =
+      run("evalb --per-sentence --gold " + path("gold.txt") + " --pred " + path("pred.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2u + 5u + 1u + 15u) << r.out;
+  EXPECT_EQ(lines[0],
+            "  ID Len. Stat  Recall  Prec. Match   Gold Test  Cross  Words  Tags Accuracy");
+  EXPECT_EQ(lines[1], std::string(76, '='));
+  // EVALB's own lines for these files: id, length, status (0 scored, 1 error, 2 skipped), recall,
+  // precision, matched, gold, test, crossing, words, correct tags, tagging accuracy.
+  EXPECT_EQ(lines[2],
+            "   1    4    1    0.00   0.00     0      0    0      0      0     0     0.00");
+  EXPECT_EQ(lines[3],
+            "   2    4    0  100.00 100.00     3      3    3      0      3     3   100.00");
+  EXPECT_EQ(lines[4],
+            "   3    3    2    0.00   0.00     0      0    0      0      0     0     0.00");
+  EXPECT_EQ(lines[5],
+            "   4    3    0   75.00 100.00     3      4    3      0      3     3   100.00");
+  EXPECT_EQ(lines[6],
+            "   5    3    0  100.00  50.00     3      3    6      0      3     3   100.00");
+  EXPECT_EQ(lines[7], lines[1]);
+  std::string summary;
+  for (size_t i = 8; i < lines.size(); ++i) summary += lines[i] + "\n";
+  EXPECT_EQ(summary, kSummary);
+}
+
+TEST_F(EvalbCommand, JsonHasTheSameNumbers) {
+  const CommandResult r = run("evalb --json --per-sentence --cutoff 3 --gold " + path("gold.txt") +
+                              " < " + path("pred.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("sentences").get<int>(), 5);
+  EXPECT_EQ(j.at("scored").get<int>(), 3);
+  EXPECT_EQ(j.at("errors").get<int>(), 1);
+  EXPECT_EQ(j.at("skipped").get<int>(), 1);
+  EXPECT_EQ(j.at("matched_brackets").get<int>(), 9);
+  EXPECT_EQ(j.at("gold_brackets").get<int>(), 10);
+  EXPECT_EQ(j.at("test_brackets").get<int>(), 12);
+  EXPECT_NEAR(j.at("recall").get<double>(), 90.0, 1e-9);
+  EXPECT_NEAR(j.at("precision").get<double>(), 75.0, 1e-9);
+  EXPECT_NEAR(j.at("f1").get<double>(), 2 * 90.0 * 75.0 / 165.0, 1e-9);
+  EXPECT_NEAR(j.at("complete_match").get<double>(), 100.0 / 3.0, 1e-9);
+  EXPECT_NEAR(j.at("tagging_accuracy").get<double>(), 100.0, 1e-9);
+  // Sentences of at most 3 words (punctuation counted): 3, 4 and 5. One is skipped; the other
+  // two match 6 of 7 gold and 9 test brackets: 85.71 and 66.67.
+  const nlohmann::json& cut = j.at("cutoff");
+  EXPECT_EQ(cut.at("length").get<int>(), 3);
+  EXPECT_EQ(cut.at("sentences").get<int>(), 3);
+  EXPECT_EQ(cut.at("skipped").get<int>(), 1);
+  EXPECT_EQ(cut.at("matched_brackets").get<int>(), 6);
+  EXPECT_EQ(cut.at("test_brackets").get<int>(), 9);
+  const nlohmann::json& rows = j.at("per_sentence");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].at("status").get<std::string>(), "error");
+  EXPECT_TRUE(rows[0].at("problem").get<std::string>().starts_with("word mismatch"));
+  EXPECT_EQ(rows[2].at("status").get<std::string>(), "skipped");
+  EXPECT_EQ(rows[4].at("status").get<std::string>(), "scored");
+  EXPECT_EQ(rows[4].at("test_brackets").get<int>(), 6);
+  EXPECT_NEAR(rows[4].at("precision").get<double>(), 50.0, 1e-9);
+  EXPECT_FALSE(rows[4].contains("problem"));
+
+  // Text with --cutoff: the same block again, each line prefixed.
+  const CommandResult text =
+      run("evalb --cutoff 3 --gold " + path("gold.txt") + " < " + path("pred.txt"));
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_TRUE(text.out.starts_with(kSummary)) << text.out;
+  EXPECT_NE(text.out.find("\nlen<=3 recall = 85.71\nlen<=3 precision = 66.67\n"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(EvalbCommand, PlaceholderTagsTakeTheGoldsPunctuation) {
+  write("xx.txt",
+        "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked)) (XX .)))\n"
+        "(TOP (S (NP (XX The) (XX cat)) (VP (XX sat)) (XX .)))\n"
+        "(TOP (S (NP (XX A) (XX cat)) (VP (XX sat))))\n"
+        "(TOP (S (NP (XX the) (XX man)) (VP (XX go))))\n"
+        "(TOP (S (NP (XX the) (XX man)) (VP (XX go))))\n");
+  // All five are scored, the periods tagged XX deleted as the gold's are: 15 matched of
+  // 3 + 3 + 3 + 4 + 3 = 16 gold brackets and 15 test brackets; no XX tag is a right tag.
+  CommandResult r = run("evalb --gold " + path("gold.txt") + " --pred " + path("xx.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("sentences scored = 5\nsentences with errors = 0\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("recall = 93.75\nprecision = 100.00\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tagging accuracy = 0.00\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+
+  // --gold-tags gives the same brackets and every tag right.
+  r = run("evalb --gold-tags --gold " + path("gold.txt") + " --pred " + path("xx.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("recall = 93.75\nprecision = 100.00\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tagging accuracy = 100.00\n"), std::string::npos) << r.out;
+}
+
+TEST_F(EvalbCommand, TreesSpreadOverLinesAreRead) {
+  // .mrg style: one tree over several lines; messages give the line each tree starts on.
+  write("gold_mrg.txt",
+        "( (S (NP (DT The) (NN dog))\n    (VP (VBD barked))\n    (. .)))\n"
+        "( (S (NP (DT The) (NN cat))\n    (VP (VBD sat))\n    (. .)))\n");
+  write("pred2.txt",
+        "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n"
+        "(TOP (S (NP (DT The) (NN dog)) (VP (VBD sat)) (. .)))\n");
+  const CommandResult r = run("evalb --gold " + path("gold_mrg.txt") + " < " + path("pred2.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("sentences scored = 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recall = 100.00\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("sentence 2 (" + path("gold_mrg.txt") + ":4, stdin:2)"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(EvalbCommand, DifferentTreeCountsAreOneErrorLine) {
+  write("short.txt", "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n");
+  const CommandResult r = run("evalb --gold " + path("gold.txt") + " < " + path("short.txt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0], "transduce: error: " + path("gold.txt") +
+                          " has 5 trees but stdin has 1: the predictions must be the gold "
+                          "sentences, in order");
+}
+
+TEST_F(EvalbCommand, MalformedInputIsOneErrorLineWithFileAndLine) {
+  write("bad_gold.txt",
+        "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n"
+        "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))\n");
+  CommandResult r = run("evalb --gold " + path("bad_gold.txt") + " < " + path("pred.txt"));
+  EXPECT_EQ(r.status, 1);
+  std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(
+      lines[0].starts_with("transduce: error: " + path("bad_gold.txt") + ":2: unbalanced brackets"))
+      << lines[0];
+
+  write("bad_pred.txt", "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n\n(NN a b)\n");
+  r = run("evalb --gold " + path("gold.txt") + " < " + path("bad_pred.txt"));
+  EXPECT_EQ(r.status, 1);
+  lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(lines[0].starts_with("transduce: error: stdin:3: ")) << lines[0];
+
+  r = run("evalb --gold " + path("missing.txt") + " < " + path("pred.txt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(path("missing.txt")), std::string::npos);
+  EXPECT_NE(run("evalb < " + path("pred.txt")).status, 0);  // no --gold
+  EXPECT_NE(run("evalb --cutoff 0 --gold " + path("gold.txt") + " < " + path("pred.txt")).status,
+            0);
+}
+
+}  // namespace
+}  // namespace transduce

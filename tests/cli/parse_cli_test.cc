@@ -1,0 +1,180 @@
+// `transduce vocab --trees`, `train --trees` and `parse` as a user runs them: a parser's model
+// directory with its decoding defaults, one tree per input line over exactly its words, the
+// summary, and one-line errors for bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parse/tree.h"
+#include "parse/tree_vocab.h"
+#include "support/random_model.h"
+#include "support/random_parser.h"
+#include "support/run_command.h"
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::run_transduce;
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+class ParseCommand : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::RandomParserDir("parse_cli", 200);
+    // A parser trained for a few updates: what matters here is the directory it makes.
+    const CommandResult t = run_transduce(
+        "train --trees " + dir_->trees() + " --valid-trees " + dir_->trees() + " --vocab " +
+        dir_->vocab() + " --out " + trained() +
+        " --layers 1 --d-model 32 --d-ff 64 --heads 2 --batch-tokens 3000 --max-steps 3 "
+        "--log-every 1");
+    train_output_ = new std::string(t.out);
+    ASSERT_EQ(t.status, 0) << t.out;
+  }
+  static void TearDownTestSuite() {
+    delete train_output_;
+    delete dir_;
+  }
+  static std::string trained() { return dir_->path() + "/trained"; }
+  static std::string path(const std::string& name) { return dir_->path() + "/" + name; }
+
+  static testing::RandomParserDir* dir_;
+  static std::string* train_output_;
+};
+testing::RandomParserDir* ParseCommand::dir_ = nullptr;
+std::string* ParseCommand::train_output_ = nullptr;
+
+TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
+  EXPECT_NE(train_output_->find("training trees: 200 read, 200 kept"), std::string::npos)
+      << *train_output_;
+  const nlohmann::json settings = read_json(trained() + "/parse.json");
+  EXPECT_EQ(settings["task"], "parse");
+  EXPECT_EQ(settings["scheme"], "xx");
+  EXPECT_EQ(settings["decoding"]["beam"], 21);
+  EXPECT_NEAR(settings["decoding"]["alpha"].get<double>(), 0.3, 1e-6);
+  EXPECT_EQ(settings["decoding"]["max_len_a"], 1.0);
+  EXPECT_EQ(settings["decoding"]["max_len_b"], 300);
+  EXPECT_EQ(settings["decoding"]["constrained"], true);
+  // Averaging keeps it a parser.
+  const CommandResult a = run_transduce("average --last 2 " + trained() + " --out " + path("avg"));
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_EQ(read_json(path("avg/parse.json")), settings);
+}
+
+TEST_F(ParseCommand, ParsesEveryLineIntoATreeOverItsWordsInOrder) {
+  const std::vector<std::string> input = {
+      "Pierre Vinken will join the board .", "", "  The ( odd )   spacing ,here  ", "Yes",
+      "Mr. Vinken is chairman of Elsevier N.V. , the Dutch publishing group ."};
+  {
+    std::ofstream f(path("in.txt"));
+    for (const std::string& l : input) f << l << "\n";
+  }
+  const CommandResult r = testing::run_transduce_apart(
+      "parse -m " + trained() + " --input " + path("in.txt") + " --stats " + path("stats.json"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> out = lines_of(r.out);
+  ASSERT_EQ(out.size(), input.size()) << r.out;
+  for (size_t i = 0; i < input.size(); ++i) {
+    std::vector<std::string> want;
+    std::istringstream words(input[i]);
+    for (std::string w; words >> w;) want.push_back(parse::escape_word(w));
+    if (want.empty()) {
+      EXPECT_EQ(out[i], "");
+      continue;
+    }
+    const std::vector<parse::Tree> trees = parse::read_trees(out[i], "output");
+    ASSERT_EQ(trees.size(), 1u);
+    EXPECT_EQ(trees[0].label, "TOP");
+    EXPECT_EQ(trees[0].words(), want) << out[i];
+  }
+  const std::string& summary = r.err;
+  EXPECT_NE(summary.find("parse: 4 sentences, 27 words"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("beam 21, constrained); 0 repaired"), std::string::npos) << summary;
+  const nlohmann::json stats = read_json(path("stats.json"));
+  EXPECT_EQ(stats["sentences"], 4);
+  EXPECT_EQ(stats["words"], 27);
+  EXPECT_EQ(stats["beam"], 21);
+  EXPECT_EQ(stats["constrained"], true);
+  EXPECT_EQ(stats["repaired_sentences"], 0);
+
+  // Flags override the model's defaults; stdin works as the input.
+  const CommandResult free =
+      run_transduce("parse -m " + trained() + " --beam 2 --free --max-len-b 5 --stats " +
+                        path("free.json") + " < " + path("in.txt"),
+                    false);
+  ASSERT_EQ(free.status, 0) << free.out;
+  EXPECT_EQ(lines_of(free.out).size(), input.size());
+  const nlohmann::json fs = read_json(path("free.json"));
+  EXPECT_EQ(fs["beam"], 2);
+  EXPECT_EQ(fs["constrained"], false);
+  EXPECT_EQ(fs["max_len_b"], 5);
+}
+
+TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
+  const testing::RandomModelDir translator("parse_cli_translator");
+  CommandResult r = run_transduce("parse -m " + translator.model() + " < /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "transduce: error: " + translator.model() +
+                       ": not a parser (no parse.json): train one with `transduce train "
+                       "--trees`\n");
+
+  std::ofstream(path("bad_utf8.txt")) << "fine words\nbad \xff word\n";
+  r = run_transduce("parse -m " + trained() + " --input " + path("bad_utf8.txt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("transduce: error: " + path("bad_utf8.txt") + ":2: invalid UTF-8 at byte 5"),
+            std::string::npos)
+      << r.out;
+
+  std::ofstream(path("broken.trees")) << "((S (NP (NN a))))\n((S (NP (NN b))\n";
+  r = run_transduce("vocab --trees " + path("broken.trees") + " --size 100 --out " + path("v2"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "transduce: error: " + path("broken.trees") +
+                       ":2: unbalanced brackets: the bracket opened here is never closed\n");
+  std::ofstream(path("empty.trees")) << "\n";
+  r = run_transduce("vocab --trees " + path("empty.trees") + " --size 100 --out " + path("v3"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "transduce: error: " + path("empty.trees") + ": no tree in it (empty input)\n");
+
+  const std::string model_flags = " --layers 1 --d-model 32 --d-ff 64 --heads 2 --max-steps 1";
+  r = run_transduce("train --trees " + dir_->trees() + " --vocab " + translator.vocab() +
+                    " --out " + path("m1") + model_flags);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("not a parsing vocabulary (no 'XX' symbol)"), std::string::npos) << r.out;
+  r = run_transduce("train --trees " + dir_->trees() + " --src a --tgt b --vocab " + dir_->vocab() +
+                    " --out " + path("m2") + model_flags);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--src and --tgt (parallel text) or --trees (a treebank)"),
+            std::string::npos)
+      << r.out;
+
+  fs::create_directories(path("broken_parser"));
+  for (const char* f : {"config.json", "model.safetensors", "spm.model"})
+    fs::copy_file(trained() + "/" + f, path("broken_parser/") + f);
+  std::ofstream(path("broken_parser/parse.json")) << "{\"task\": \"parse\", \"scheme\": \"other\"}";
+  r = run_transduce("parse -m " + path("broken_parser") + " < /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "transduce: error: " + path("broken_parser/parse.json") +
+                ": unknown tree scheme 'other' (this transduce knows \"xx\" and \"words\")\n");
+}
+
+}  // namespace
+}  // namespace transduce

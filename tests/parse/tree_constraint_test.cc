@@ -1,0 +1,284 @@
+// The parser's vocabulary (tree symbols among the word pieces) and the decoding constraint: it
+// never bans the treebank's own trees, every walk it allows ends in a tree needing no repair, and
+// on small cases it allows exactly the well-formed sequences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "parse/linearize.h"
+#include "parse/tree_constraint.h"
+#include "parse/tree_data.h"
+#include "parse/tree_vocab.h"
+#include "support/shared_data.h"
+#include "support/toy_corpus.h"
+#include "text/tokenizer.h"
+#include "train/example.h"
+
+namespace transduce::parse {
+namespace {
+
+// A vocabulary trained on the sample's training words with its tree symbols.
+class SampleVocab : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir("tree_vocab");
+    trees_ = new std::vector<Tree>(
+        read_normalised_trees(testing::shared_data_file("ptb-sample/train.trees")));
+    std::ofstream words(dir_->path() + "/words.txt");
+    for (const Tree& t : *trees_) {
+      for (const std::string& w : t.words()) words << escape_word(w) << ' ';
+      words << '\n';
+    }
+    words.close();
+    Tokenizer::train({dir_->path() + "/words.txt"}, 2000, "bpe", dir_->path() + "/spm", 2, 0,
+                     tree_symbols(*trees_));
+    tokenizer_ = new Tokenizer(dir_->path() + "/spm.model");
+    vocab_ = new TreeVocab(*tokenizer_);
+  }
+  static void TearDownTestSuite() {
+    delete vocab_;
+    delete tokenizer_;
+    delete trees_;
+    delete dir_;
+  }
+
+  static testing::TempDir* dir_;
+  static std::vector<Tree>* trees_;
+  static Tokenizer* tokenizer_;
+  static TreeVocab* vocab_;
+};
+testing::TempDir* SampleVocab::dir_ = nullptr;
+std::vector<Tree>* SampleVocab::trees_ = nullptr;
+Tokenizer* SampleVocab::tokenizer_ = nullptr;
+TreeVocab* SampleVocab::vocab_ = nullptr;
+
+std::vector<float> uniform_row(int64_t n) {
+  return std::vector<float>(static_cast<size_t>(n), -1.0f);
+}
+
+TEST_F(SampleVocab, SymbolsArePiecesOfTheirOwn) {
+  const std::vector<std::string> symbols = tree_symbols(*trees_);
+  EXPECT_EQ(symbols.front(), "XX");
+  EXPECT_EQ(vocab_->bracket_ids().size() + 1, symbols.size());  // and the slot
+  for (const std::string& s : symbols) {
+    const int32_t id = tokenizer_->piece_id(s);
+    ASSERT_GE(id, 0) << s;
+    EXPECT_NE(vocab_->kind(id), TreeVocab::kText) << s;
+  }
+  // Words stay words: a sentence encodes into text pieces only.
+  for (int32_t id : encode_words(*tokenizer_, {"The", "(", "parser", ")", "works"}).pieces)
+    EXPECT_EQ(vocab_->kind(id), TreeVocab::kText) << tokenizer_->piece(id);
+  EXPECT_EQ(escape_word("("), "-LRB-");
+  EXPECT_EQ(escape_word("f(x)"), "f-LRB-x-RRB-");
+  EXPECT_EQ(escape_word("}"), "-RCB-");
+}
+
+constexpr TreeScheme kSchemes[] = {TreeScheme::kPlaceholder, TreeScheme::kWords};
+
+TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
+  for (TreeScheme scheme : kSchemes) {
+    for (const Tree& t : *trees_) {
+      const std::vector<Item> items = linearize(t);
+      const EncodedWords words = encode_words(*tokenizer_, t.words());
+      const auto ids = vocab_->encode(items, scheme, words);
+      ASSERT_TRUE(ids.has_value()) << to_string(t);
+      EXPECT_EQ(vocab_->decode(*ids, scheme), items) << scheme_name(scheme);
+      // The words are there as slots, or as their pieces in order.
+      std::vector<int32_t> text;
+      for (int32_t id : *ids)
+        if (!vocab_->bracket(id)) text.push_back(id);
+      EXPECT_EQ(text, vocab_->target_words(scheme, words).pieces);
+      if (scheme == TreeScheme::kWords) {
+        EXPECT_EQ(text, words.pieces);
+      }
+    }
+  }
+  std::string missing;
+  EXPECT_FALSE(
+      vocab_->encode({{Item::kOpen, "NOSUCHLABEL"}}, TreeScheme::kPlaceholder, {}, &missing)
+          .has_value());
+  EXPECT_EQ(missing, "NOSUCHLABEL");
+  // Word pieces where slots belong read as slots; EOS and padding are skipped.
+  const EncodedWords two = encode_words(*tokenizer_, {"the", "Vinken"});
+  std::vector<int32_t> ids = two.pieces;
+  ids.push_back(kEosId);
+  ids.push_back(kPadId);
+  EXPECT_EQ(vocab_->decode(ids, TreeScheme::kPlaceholder).size(), two.pieces.size());
+  // In words, a slot is a word's run of pieces.
+  ASSERT_GT(two.pieces.size(), 2u) << "Vinken should take more than one piece";
+  EXPECT_EQ(vocab_->decode(ids, TreeScheme::kWords),
+            (std::vector<Item>{{Item::kSlot, {}}, {Item::kSlot, {}}}));
+}
+
+TEST_F(SampleVocab, WordPiecesPerWordAreTheSentencesPieces) {
+  for (size_t i = 0; i < 200; ++i) {
+    const std::vector<std::string> words = (*trees_)[i].words();
+    const EncodedWords enc = encode_words(*tokenizer_, words);
+    std::string line;
+    for (const std::string& w : words) {
+      if (!line.empty()) line += ' ';
+      line += escape_word(w);
+    }
+    EXPECT_EQ(enc.pieces, tokenizer_->encode(line));
+    ASSERT_EQ(enc.word_ends.size(), words.size());
+    EXPECT_EQ(enc.word_ends.back(), static_cast<int64_t>(enc.pieces.size()));
+  }
+}
+
+TEST(TreeVocabErrors, RefusesAVocabularyWithoutTreeSymbols) {
+  testing::TempDir dir("tree_vocab_plain");
+  testing::write_toy_corpus(dir.path());
+  ASSERT_EQ(testing::make_toy_vocab(dir.path()), "");
+  const Tokenizer plain(dir.path() + "/vocab/spm.model");
+  try {
+    TreeVocab v(plain);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir.path() +
+                  "/vocab/spm.model: not a parsing vocabulary (no 'XX' symbol): make it with "
+                  "`transduce vocab --trees`");
+  }
+}
+
+TEST_F(SampleVocab, TheConstraintNeverBansATreebankTree) {
+  const TreeConstraint constraint(*vocab_);
+  const int32_t stray = encode_words(*tokenizer_, {"zebra"}).pieces[0];
+  for (TreeScheme scheme : kSchemes) {
+    for (const Tree& t : *trees_) {
+      const EncodedWords words = encode_words(*tokenizer_, t.words());
+      const EncodedWords target = vocab_->target_words(scheme, words);
+      const std::vector<int32_t> gold = *vocab_->encode(linearize(t), scheme, words);
+      const int64_t max_len = static_cast<int64_t>(gold.size());  // as tight as it can be
+      for (size_t step = 0; step <= gold.size(); ++step) {
+        std::vector<float> row = uniform_row(vocab_->size());
+        constraint.apply(std::span(gold.data(), step), target, max_len, row.data());
+        const int32_t next = step < gold.size() ? gold[step] : kEosId;
+        ASSERT_TRUE(std::isfinite(row[next])) << to_string(t) << " at step " << step;
+        // A piece of no word of the sentence is always banned.
+        if (std::find(words.pieces.begin(), words.pieces.end(), stray) == words.pieces.end()) {
+          ASSERT_FALSE(std::isfinite(row[stray]));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
+  const TreeConstraint constraint(*vocab_);
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const TreeScheme scheme = kSchemes[trial % 2];
+    const std::vector<std::string> sentence = (*trees_)[rng() % trees_->size()].words();
+    const std::vector<std::string> w(
+        sentence.begin(), sentence.begin() + 1 + rng() % std::min<size_t>(30, sentence.size()));
+    const EncodedWords words = encode_words(*tokenizer_, w);
+    const EncodedWords target = vocab_->target_words(scheme, words);
+    const int64_t pieces = static_cast<int64_t>(target.pieces.size());
+    const int64_t max_len = pieces + static_cast<int64_t>(rng() % (2 * pieces + 10));
+    std::vector<int32_t> prefix;
+    for (;;) {
+      std::vector<float> row = uniform_row(vocab_->size());
+      constraint.apply(prefix, target, max_len, row.data());
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < vocab_->size(); ++id)
+        if (std::isfinite(row[id])) allowed.push_back(id);
+      ASSERT_FALSE(allowed.empty()) << "a dead end at step " << prefix.size();
+      const int32_t next = allowed[rng() % allowed.size()];
+      if (next == kEosId) break;
+      prefix.push_back(next);
+      ASSERT_LE(static_cast<int64_t>(prefix.size()), max_len);
+    }
+    Repairs r;
+    const Tree tree = restore(vocab_->decode(prefix, scheme), w, &r);
+    ASSERT_EQ(r.total(), 0) << "trial " << trial;
+    // Restoring loses nothing: the tree linearises back to the walk.
+    ASSERT_EQ(*vocab_->encode(linearize(tree), scheme, words), prefix) << "trial " << trial;
+  }
+}
+
+// Well-formed sequences by definition: balanced, each closing bracket matching the innermost open
+// one, no constituent without a slot, exactly `words` slots.
+bool well_formed(const std::vector<Item>& items, int words) {
+  std::vector<std::pair<std::string, bool>> open;  // label, holds a word
+  int slots = 0;
+  for (const Item& it : items) {
+    if (it.kind == Item::kOpen) {
+      open.push_back({it.label, false});
+    } else if (it.kind == Item::kClose) {
+      if (open.empty() || open.back().first != it.label || !open.back().second) return false;
+      open.pop_back();
+      if (!open.empty()) open.back().second = true;
+    } else {
+      ++slots;
+      if (!open.empty()) open.back().second = true;
+    }
+  }
+  return open.empty() && slots == words;
+}
+
+TEST(TreeConstraintExact, AllowsExactlyTheWellFormedSequencesOnSmallCases) {
+  testing::TempDir dir("tree_constraint_small");
+  {
+    std::ofstream text(dir.path() + "/text.txt");
+    for (int i = 0; i < 50; ++i) text << "a b c d e f g h\n";
+  }
+  Tokenizer::train({dir.path() + "/text.txt"}, 24, "bpe", dir.path() + "/spm", 1, 0,
+                   {"XX", "(A", "(B", ")A", ")B"});
+  const Tokenizer tok(dir.path() + "/spm.model");
+  const TreeVocab vocab(tok);
+  const TreeConstraint constraint(vocab);
+  std::vector<int32_t> symbols = vocab.bracket_ids();
+  symbols.push_back(vocab.slot_id());
+  ASSERT_EQ(symbols.size(), 5u);
+  for (int words = 1; words <= 3; ++words) {
+    for (int max_len = words; max_len <= 7; ++max_len) {
+      // What the constraint lets through, by depth-first search.
+      std::set<std::vector<int32_t>> allowed;
+      std::vector<int32_t> prefix;
+      EncodedWords target;
+      for (int w = 1; w <= words; ++w) {
+        target.pieces.push_back(vocab.slot_id());
+        target.word_ends.push_back(w);
+      }
+      std::function<void()> walk = [&] {
+        std::vector<float> row = uniform_row(vocab.size());
+        constraint.apply(prefix, target, max_len, row.data());
+        if (std::isfinite(row[kEosId])) allowed.insert(prefix);
+        for (int32_t id : symbols) {
+          if (!std::isfinite(row[id])) continue;
+          prefix.push_back(id);
+          walk();
+          prefix.pop_back();
+        }
+      };
+      walk();
+      // Every sequence of symbols up to max_len, kept when well-formed.
+      std::set<std::vector<int32_t>> valid;
+      std::vector<int32_t> seq;
+      std::function<void()> all = [&] {
+        if (well_formed(vocab.decode(seq, TreeScheme::kPlaceholder), words)) valid.insert(seq);
+        if (static_cast<int>(seq.size()) == max_len) return;
+        for (int32_t id : symbols) {
+          seq.push_back(id);
+          all();
+          seq.pop_back();
+        }
+      };
+      all();
+      EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens";
+      EXPECT_FALSE(valid.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace transduce::parse

@@ -1,0 +1,195 @@
+// recipes/ptb-parse/run end to end in its tiny setting on the Penn Treebank sample: every stage
+// must leave its output, the parser directory must decode with the settings chosen on dev, and the
+// report must agree with the parses it names. Nothing is asserted about parsing quality
+// (docs/benchmarks.md measures that with the full recipe).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+#include "support/shared_data.h"
+
+namespace transduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::run_shell;
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+class PtbParseRecipe : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "transduce_ptb_recipe_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string treebanks() {
+    std::string flags;
+    for (const char* split : {"train", "dev", "test"})
+      flags += std::string(" --") + split + " " +
+               testing::shared_data_file(std::string("ptb-sample/") + split + ".trees");
+    return flags;
+  }
+  std::string command(const std::string& extra) const {
+    return "python3 " + std::string(TRANSDUCE_SOURCE_DIR) + "/recipes/ptb-parse/run --tiny " +
+           "--threads 1 --transduce " + TRANSDUCE_BINARY + " " + extra;
+  }
+  std::string tx(const std::string& args) const {
+    return std::string(TRANSDUCE_BINARY) + " " + args;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
+  const fs::path out = dir_ / "run";
+  const CommandResult r = run_shell(command(treebanks() + " --out " + out.string()), false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // The last line: the test F1 and the dev F1.
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_FALSE(lines.empty());
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_match(lines.back(), m, std::regex(R"(test F1 = (\d+\.\d\d) \(dev (\d+\.\d\d)\))")))
+      << lines.back();
+
+  // The tiny profile's subsets, one tree a line, and the words the parser was given.
+  EXPECT_EQ(lines_of(read_file(out / "data/train.trees")).size(), 200u);
+  EXPECT_EQ(lines_of(read_file(out / "data/test.trees")).size(), 20u);
+  const CommandResult words =
+      run_shell(tx("trees --words --input " + (out / "data/test.trees").string()), false);
+  EXPECT_EQ(words.out, read_file(out / "data/test.words"));
+
+  const nlohmann::json results = read_json(out / "results.json");
+  EXPECT_EQ(results["profile"], "tiny");
+  // The report's test F1 is what evalb says of the parses it names.
+  const nlohmann::json test_score = nlohmann::json::parse(
+      run_shell(tx("evalb --json --gold " + (out / "data/test.trees").string() + " --pred " +
+                   (out / "test.parsed.trees").string()),
+                false)
+          .out);
+  EXPECT_DOUBLE_EQ(results["test"]["f1"].get<double>(), test_score["f1"].get<double>());
+  EXPECT_EQ(m[1].str(), fmt::format("{:.2f}", test_score["f1"].get<double>()));
+  EXPECT_EQ(results["test"]["sentences"], 20);
+  EXPECT_EQ(results["test"]["repaired_sentences"], 0);  // constrained decoding
+  // One curve point per checkpoint the 20 steps left (every 5 steps, and the end).
+  EXPECT_EQ(results["curve"]["points"].size(), 4u) << results["curve"].dump();
+  // The decoding grid: both weights at the first setting, then the rest of beams x alphas.
+  EXPECT_EQ(results["decoding"]["grid"].size(), 3u);
+
+  // The parser decodes with the settings chosen on dev without being told them.
+  const nlohmann::json chosen = results["decoding"]["chosen"];
+  const nlohmann::json settings = read_json(out / "parser/parse.json");
+  EXPECT_EQ(settings["decoding"]["beam"], chosen["beam"]);
+  EXPECT_EQ(settings["decoding"]["alpha"], chosen["alpha"]);
+  const CommandResult again = run_shell(tx("parse -m " + (out / "parser").string() + " --input " +
+                                           (out / "data/test.words").string()),
+                                        false);
+  ASSERT_EQ(again.status, 0);
+  EXPECT_EQ(again.out, read_file(out / "test.parsed.trees"));
+
+  const std::string md = read_file(out / "results.md");
+  EXPECT_NE(md.find("| test | " + m[1].str()), std::string::npos) << md;
+  const std::string svg = read_file(out / "training.svg");
+  EXPECT_NE(svg.find("dev F1 (checkpoints, beam 1)"), std::string::npos);
+  EXPECT_NE(svg.find("validation perplexity"), std::string::npos);
+
+  // --decode-only redoes the decoding on the same model.
+  const CommandResult redo = run_shell(command("--decode-only --out " + out.string()), false);
+  ASSERT_EQ(redo.status, 0) << redo.out;
+  EXPECT_EQ(lines_of(redo.out).back(), lines.back());
+}
+
+TEST_F(PtbParseRecipe, BadArgumentsAreOneClearLine) {
+  const std::string dev = testing::shared_data_file("ptb-sample/dev.trees");
+  CommandResult r = run_shell(command("--train " + dev + " --out " + (dir_ / "a").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "recipes/ptb-parse: give all of --train, --dev and --test, or none\n");
+  r = run_shell(command("--train " + dev + " --dev " + dev + " --test " + (dir_ / "no").string() +
+                        " --out " + (dir_ / "b").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "recipes/ptb-parse: " + (dir_ / "no").string() + ": no such treebank file (--test)\n");
+  fs::create_directories(dir_ / "c");
+  r = run_shell(command(treebanks() + " --out " + (dir_ / "c").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("exists: give --force"), std::string::npos) << r.out;
+  // A broken treebank: the binary's one line, then the stage that failed.
+  std::ofstream(dir_ / "broken.trees") << "((S (NP (NN a)))\n";
+  r = run_shell(command("--train " + (dir_ / "broken.trees").string() + " --dev " + dev +
+                        " --test " + dev + " --out " + (dir_ / "d").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find((dir_ / "broken.trees").string() +
+                       ":1: unbalanced brackets: the bracket opened here is never closed"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("recipes/ptb-parse: stage 'data' failed"), std::string::npos) << r.out;
+}
+
+// The download path, on a local archive laid out as NLTK's (treebank/combined/wsj_NNNN.mrg).
+TEST_F(PtbParseRecipe, DownloadsAndSplitsTheSampleByFile) {
+  const std::string sample = testing::shared_data_file("ptb-sample/train.trees");
+  const fs::path zip = dir_ / "treebank.zip";
+  // Each file holds trees of the sample, spread over lines as .mrg files are.
+  const std::string script =
+      "import sys, zipfile\n"
+      "trees = [l for l in open(sys.argv[1]) if l.strip()]\n"
+      "with zipfile.ZipFile(sys.argv[2], 'w') as z:\n"
+      "    for i, n in enumerate([1, 2, 159, 160, 179, 180, 199]):\n"
+      "        body = ''.join(t.replace(') (', ')\\n  (') for t in trees[12*i:12*i+12])\n"
+      "        z.writestr('treebank/combined/wsj_%04d.mrg' % n, body)\n";
+  std::ofstream(dir_ / "make_zip.py") << script;
+  ASSERT_EQ(
+      run_shell("python3 " + (dir_ / "make_zip.py").string() + " " + sample + " " + zip.string())
+          .status,
+      0);
+  const fs::path out = dir_ / "run";
+  const CommandResult r = run_shell(
+      command("--download --release-url file://" + zip.string() + " --out " + out.string()), false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // wsj_0001, 0002 and 0159 train; 0160 and 0179 dev; 0180 and 0199 test: 36, 24 and 24 trees,
+  // of which the tiny profile keeps at most 200, 20 and 20.
+  const std::vector<std::string> all = lines_of(read_file(sample));
+  const std::vector<std::string> train = lines_of(read_file(out / "data/train.trees"));
+  ASSERT_EQ(train.size(), 36u);
+  // Each split starts with its first file's first tree, rewritten on one line.
+  auto one_line = [&](const std::string& tree) {
+    std::ofstream(dir_ / "one.trees") << tree << "\n";
+    return run_shell(tx("trees --input " + (dir_ / "one.trees").string()), false).out;
+  };
+  EXPECT_EQ(train[0] + "\n", one_line(all[0]));
+  EXPECT_EQ(lines_of(read_file(out / "data/dev.trees"))[0] + "\n", one_line(all[36]));
+  EXPECT_EQ(lines_of(read_file(out / "data/dev.trees")).size(), 20u);
+  EXPECT_EQ(lines_of(read_file(out / "data/test.trees")).size(), 20u);
+}
+
+}  // namespace
+}  // namespace transduce
