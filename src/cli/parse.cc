@@ -26,6 +26,7 @@ struct ParseFlags {
   std::string model_dir, input, output, stats;
   parse::ParseOptions options;
   bool free = false;
+  std::string word_score = "any";
   CLI::App* cmd = nullptr;
 };
 
@@ -50,6 +51,8 @@ void run_parse(const ParseFlags& f) {
   if (!given("--max-len-b")) options.search.max_len_b = settings->max_len_b;
   options.constrained = f.free ? false : settings->constrained;
   options.scheme = *parse::scheme_from_name(settings->scheme);
+  options.max_opens = settings->max_opens;
+  options.any_word = f.word_score == "any";
   parse::Parser parser(loaded.model(), loaded.tokenizer(), options);
 
   LineStreams streams(f.input, f.output);
@@ -127,6 +130,11 @@ void register_parse(CLI::App& app) {
                   "output length limit a * source + b (default: parse.json, 1)");
   cmd->add_option("--max-len-b", s.max_len_b,
                   "output length limit a * source + b (default: parse.json, 300)");
+  cmd->add_option("--word-score", f->word_score,
+                  "the words scheme: score the next word as any word (any) or as its exact "
+                  "pieces (pieces)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"any", "pieces"}));
   cmd->add_flag("--free", f->free,
                 "decode without the tree constraint (outputs are repaired into trees instead)");
   cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")

@@ -35,6 +35,7 @@ struct TrainFlags {
   std::string src, tgt, valid_src, valid_tgt, vocab_dir, out_dir, resume_dir;
   std::string trees, valid_trees;  // a parser: treebanks instead of parallel text
   std::string tree_scheme = "xx";
+  bool subtrees = false;
   int max_len = 256;
   double dist_timeout = 600;
   TrainOptions options;
@@ -65,9 +66,17 @@ std::vector<Example> load_examples(const std::string& src, const std::string& tg
 
 // A parser's pairs: each tree's words and its linearisation (parse/linearize.h).
 std::vector<Example> load_tree_examples(const std::string& path, const Tokenizer& tokenizer,
-                                        parse::TreeScheme scheme, int max_len, const char* what) {
+                                        parse::TreeScheme scheme, int max_len, const char* what,
+                                        bool with_subtrees = false) {
   const parse::TreeVocab vocab(tokenizer);
-  const std::vector<parse::Tree> trees = parse::read_normalised_trees(path);
+  std::vector<parse::Tree> trees = parse::read_normalised_trees(path);
+  if (with_subtrees) {
+    std::vector<parse::Tree> more = parse::subtrees(trees);
+    spdlog::info("{} trees: {} constituents of two or more words added as trees of their own", what,
+                 more.size());
+    trees.insert(trees.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  }
   parse::TreeDataStats stats;
   std::vector<Example> examples =
       parse::encode_trees(trees, tokenizer, vocab, scheme, max_len, &stats);
@@ -134,6 +143,8 @@ std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::str
   if (!f.trees.empty()) {
     parse::ParseSettings settings;
     settings.scheme = f.tree_scheme;
+    settings.max_opens =
+        static_cast<int>(parse::max_opens_in_a_row(parse::read_normalised_trees(f.trees)));
     parse::write_parse_settings(model_dir, settings);
   }
   return std::nullopt;
@@ -187,7 +198,7 @@ void train(TrainFlags& f, Communicator* comm) {
     const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
     if (!settings) fail("{}: not a parser (no parse.json) to train on trees", model_dir);
     const parse::TreeScheme scheme = *parse::scheme_from_name(settings->scheme);
-    train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training");
+    train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training", f.subtrees);
     if (!f.valid_trees.empty())
       valid = load_tree_examples(f.valid_trees, tokenizer, scheme, max_len, "validation");
   } else {
@@ -300,6 +311,9 @@ void register_train(CLI::App& app) {
                   "a new parser's target: brackets with each word as XX (xx) or as itself (words)")
       ->capture_default_str()
       ->check(CLI::IsMember({"xx", "words"}));
+  cmd->add_flag("--subtrees", f->subtrees,
+                "a parser's data augmentation: also train on every constituent of two or more "
+                "words as a sentence of its own");
   cmd->add_option("--vocab", f->vocab_dir, "directory made by `transduce vocab`");
   cmd->add_option("--out", f->out_dir, "model directory to create");
   cmd->add_option("--resume", f->resume_dir, "model directory to continue training");

@@ -1,5 +1,7 @@
 #include "parse/linearize.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace transduce::parse {
@@ -70,6 +72,18 @@ std::string linearized_text(const Tree& top) {
     out += item_text(item);
   }
   return out;
+}
+
+int64_t max_opens_in_a_row(const std::vector<Tree>& trees) {
+  int64_t most = 0;
+  for (const Tree& t : trees) {
+    int64_t run = 0;
+    for (const Item& item : linearize(t)) {
+      run = item.kind == Item::kOpen ? run + 1 : 0;
+      most = std::max(most, run);
+    }
+  }
+  return most;
 }
 
 Repairs& Repairs::operator+=(const Repairs& o) {

@@ -32,6 +32,8 @@ std::string item_text(const Item& item);
 Item item_from_text(std::string_view token);
 // The target as one line of space-separated tokens.
 std::string linearized_text(const Tree& top);
+// The most opening brackets in a row (before a word) in the linearisations of `trees`.
+int64_t max_opens_in_a_row(const std::vector<Tree>& trees);
 
 // What restoring had to change to make a tree. Each count is a number of tokens or words.
 struct Repairs {

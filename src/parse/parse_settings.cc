@@ -33,7 +33,8 @@ void write_parse_settings(const std::string& model_dir, const ParseSettings& s) 
         {"alpha", rounded(s.alpha)},
         {"max_len_a", rounded(s.max_len_a)},
         {"max_len_b", s.max_len_b},
-        {"constrained", s.constrained}}},
+        {"constrained", s.constrained},
+        {"max_opens", s.max_opens}}},
   };
   io::write_file_atomically((std::filesystem::path(model_dir) / kFile).string(), j.dump(2) + "\n");
 }
@@ -59,6 +60,7 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
     s.max_len_a = d.value("max_len_a", s.max_len_a);
     s.max_len_b = d.value("max_len_b", s.max_len_b);
     s.constrained = d.value("constrained", s.constrained);
+    s.max_opens = d.value("max_opens", s.max_opens);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: a value of the wrong type ({})", path, e.what());
   }

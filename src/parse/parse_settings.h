@@ -16,6 +16,9 @@ struct ParseSettings {
   float max_len_a = 1.0f;  // output tokens <= a * source tokens + b
   int max_len_b = 300;
   bool constrained = true;  // decode only well-formed trees over the input's words
+  // The constraint's most opening brackets in a row: the most the training trees have before a
+  // word (0: no limit).
+  int max_opens = 0;
 };
 
 // Written atomically. Reading: nullopt when the directory has no parse.json (not a parser); a

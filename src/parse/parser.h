@@ -21,6 +21,9 @@ struct ParseOptions {
   SearchOptions search;  // beam, alpha and the output length limit
   int64_t batch_tokens = 4000;
   bool constrained = true;
+  int64_t max_opens = 0;  // TreeConstraint's limit on opening brackets in a row (0: none)
+  // The words scheme: score "a word here" rather than the exact piece (TreeConstraint).
+  bool any_word = true;
   TreeScheme scheme = TreeScheme::kPlaceholder;  // what the model was trained to write
 };
 

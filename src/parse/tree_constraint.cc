@@ -1,12 +1,24 @@
 #include "parse/tree_constraint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
 #include "train/example.h"
 
 namespace transduce::parse {
+
+float TreeConstraint::log_word_mass(const float* logp) const {
+  float most = -std::numeric_limits<float>::infinity();
+  for (int32_t id = 0; id < vocab_.size(); ++id)
+    if (is_word_piece(id)) most = std::max(most, logp[id]);
+  if (!std::isfinite(most)) return most;
+  double sum = 0;
+  for (int32_t id = 0; id < vocab_.size(); ++id)
+    if (is_word_piece(id)) sum += std::exp(static_cast<double>(logp[id] - most));
+  return most + static_cast<float>(std::log(sum));
+}
 
 void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& words,
                            int64_t max_len, float* logp) const {
@@ -17,11 +29,15 @@ void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& 
     bool filled;
   };
   std::vector<Open> open;
-  int64_t out = 0;
+  int64_t out = 0, run = 0;  // opening brackets since the last word piece or closing bracket
   for (int32_t id : prefix) {
     if (vocab_.kind(id) == TreeVocab::kOpening) {
       open.push_back({vocab_.label_index(id), false});
-    } else if (vocab_.kind(id) == TreeVocab::kClosing) {
+      ++run;
+      continue;
+    }
+    run = 0;
+    if (vocab_.kind(id) == TreeVocab::kClosing) {
       if (open.empty()) continue;
       const bool filled = open.back().filled;
       open.pop_back();
@@ -32,18 +48,20 @@ void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& 
     }
   }
   const int64_t total = static_cast<int64_t>(words.pieces.size());
-  const float keep_next = out < total ? logp[words.pieces[static_cast<size_t>(out)]] : 0.0f;
-  const float keep_eos = logp[kEosId];
-  std::vector<std::pair<int32_t, float>> kept;
   const bool between_words =
       out == 0 || std::binary_search(words.word_ends.begin(), words.word_ends.end(), out);
+  float keep_next = out < total ? logp[words.pieces[static_cast<size_t>(out)]] : 0.0f;
+  if (any_word_ && out < total) keep_next = between_words ? log_word_mass(logp) : 0.0f;
+  const float keep_eos = logp[kEosId];
+  std::vector<std::pair<int32_t, float>> kept;
   if (between_words) {
     const int64_t depth = static_cast<int64_t>(open.size());
     const int64_t left = total - out;
     // Tokens still allowed before EOS, after the one chosen now. Opening one more needs its own
     // closing bracket on top of the pieces and closings due.
     const int64_t after = max_len - static_cast<int64_t>(prefix.size()) - 1;
-    const bool open_ok = left > 0 && left + depth + 1 <= after;
+    const bool open_ok =
+        left > 0 && left + depth + 1 <= after && (max_opens_ <= 0 || run < max_opens_);
     const bool close_ok = depth > 0 && open.back().filled;
     for (int32_t id : vocab_.bracket_ids()) {
       const bool ok = vocab_.kind(id) == TreeVocab::kOpening

@@ -7,25 +7,46 @@
 #include <span>
 
 #include "parse/tree_vocab.h"
+#include "train/example.h"
 
 namespace transduce::parse {
 
 class TreeConstraint {
  public:
-  explicit TreeConstraint(const TreeVocab& vocab) : vocab_(vocab) {}
+  // `max_opens`: the most opening brackets in a row (before a word), 0 for no limit. Treebanks
+  // have few (6 in the Penn Treebank sample); without a limit a half-trained model can open
+  // brackets until the length limit.
+  //
+  // `any_word`: score the next word by the model's probability that a word comes next, whatever
+  // its pieces (the sum over every piece that is not a bracket or EOS), and the rest of its pieces
+  // as certain. For the `words` scheme, whose words are given by the input: the search then
+  // weighs brackets against "a word here", as the `xx` scheme's slot does, rather than against
+  // the model's guess of the exact piece, which a half-trained model gets wrong and then escapes
+  // into opening brackets.
+  TreeConstraint(const TreeVocab& vocab, int64_t max_opens = 0, bool any_word = false)
+      : vocab_(vocab), max_opens_(max_opens), any_word_(any_word) {}
 
   // Sets to -inf every entry of `logp` (one per id of the vocabulary) that may not follow
   // `prefix` (assumed to obey the same rules) in a target whose words are `words`
   // (TreeVocab::target_words: a slot each, or their pieces) and that may have at most `max_len`
   // tokens before EOS. Allowed: inside a word, only its next piece; between words, the next
-  // word's first piece while words remain, an opening bracket while words remain and the length
-  // limit leaves room to close it, the closing bracket of the innermost open constituent once it
-  // holds a word, and EOS once every bracket is closed and every word is out.
+  // word's first piece while words remain, an opening bracket while words remain, the length
+  // limit leaves room to close it and fewer than max_opens precede it in a row, the closing bracket
+  // of the innermost open constituent once it holds a word, and EOS once every bracket is closed
+  // and every word is out.
   void apply(std::span<const int32_t> prefix, const EncodedWords& words, int64_t max_len,
              float* logp) const;
 
  private:
+  // log of the total probability of the pieces a word can be made of.
+  float log_word_mass(const float* logp) const;
+  bool is_word_piece(int32_t id) const {
+    return id != kPadId && id != kBosId && id != kEosId && !vocab_.bracket(id);
+  }
+
   const TreeVocab& vocab_;
+  int64_t max_opens_;
+  bool any_word_;
 };
 
 }  // namespace transduce::parse

@@ -10,6 +10,26 @@ std::vector<Tree> read_normalised_trees(const std::string& path) {
   return trees;
 }
 
+namespace {
+
+void collect_subtrees(const Tree& t, std::vector<Tree>& out) {
+  for (const Tree& c : t.children) {
+    if (c.preterminal()) continue;
+    if (c.words().size() >= 2) out.push_back(Tree{"TOP", {}, {c}, c.line});
+    collect_subtrees(c, out);
+  }
+}
+
+}  // namespace
+
+std::vector<Tree> subtrees(const std::vector<Tree>& trees) {
+  std::vector<Tree> out;
+  for (const Tree& top : trees)
+    for (const Tree& c : top.children)
+      if (!c.preterminal()) collect_subtrees(c, out);
+  return out;
+}
+
 std::vector<Example> encode_trees(const std::vector<Tree>& trees, const Tokenizer& tokenizer,
                                   const TreeVocab& vocab, TreeScheme scheme, int max_len,
                                   TreeDataStats* stats) {

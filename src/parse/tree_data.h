@@ -24,6 +24,10 @@ struct TreeDataStats {
 // Reads and normalises every tree of `path` (errors name the file and line).
 std::vector<Tree> read_normalised_trees(const std::string& path);
 
+// Data augmentation: every constituent of `trees` spanning at least two words, below the root,
+// as a tree of its own (under a TOP root), in order. The sentences themselves are not included.
+std::vector<Tree> subtrees(const std::vector<Tree>& trees);
+
 // One example per usable tree, in order, its target written in `scheme`. `max_len` <= 0 means no
 // limit.
 std::vector<Example> encode_trees(const std::vector<Tree>& trees, const Tokenizer& tokenizer,

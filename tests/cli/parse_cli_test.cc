@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parse/linearize.h"
 #include "parse/tree.h"
+#include "parse/tree_data.h"
 #include "parse/tree_vocab.h"
 #include "support/random_model.h"
 #include "support/random_parser.h"
@@ -73,6 +75,8 @@ TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
   EXPECT_EQ(settings["decoding"]["max_len_a"], 1.0);
   EXPECT_EQ(settings["decoding"]["max_len_b"], 300);
   EXPECT_EQ(settings["decoding"]["constrained"], true);
+  EXPECT_EQ(settings["decoding"]["max_opens"],
+            parse::max_opens_in_a_row(parse::read_normalised_trees(dir_->trees())));
   // Averaging keeps it a parser.
   const CommandResult a = run_transduce("average --last 2 " + trained() + " --out " + path("avg"));
   ASSERT_EQ(a.status, 0) << a.out;

@@ -76,6 +76,10 @@ TEST(Linearize, WritesTheBracketsWithWordSlots) {
   EXPECT_EQ(item_from_text(")VP"), (Item{Item::kClose, "VP"}));
   EXPECT_EQ(item_from_text("XX").kind, Item::kSlot);
   EXPECT_EQ(item_from_text("(").kind, Item::kSlot);  // not a bracket token
+  // Two opening brackets before "Ms.", one before "plays" and "Elianti", none elsewhere.
+  EXPECT_EQ(max_opens_in_a_row({normalise(t[0])}), 2);
+  const std::vector<Tree> deep = read_trees("((S (NP (NP (QP (CD 3)))) (VP (VB go))))", "t");
+  EXPECT_EQ(max_opens_in_a_row({normalise(t[0]), normalise(deep[0])}), 4);
 }
 
 TEST(Linearize, RestoringIsTheIdentityOnEveryTreeOfTheSample) {

@@ -150,7 +150,8 @@ TEST(TreeVocabErrors, RefusesAVocabularyWithoutTreeSymbols) {
 }
 
 TEST_F(SampleVocab, TheConstraintNeverBansATreebankTree) {
-  const TreeConstraint constraint(*vocab_);
+  // The tightest limit on opening brackets in a row that the treebank allows.
+  const TreeConstraint constraint(*vocab_, max_opens_in_a_row(*trees_));
   const int32_t stray = encode_words(*tokenizer_, {"zebra"}).pieces[0];
   for (TreeScheme scheme : kSchemes) {
     for (const Tree& t : *trees_) {
@@ -173,9 +174,10 @@ TEST_F(SampleVocab, TheConstraintNeverBansATreebankTree) {
 }
 
 TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
-  const TreeConstraint constraint(*vocab_);
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t max_opens = trial % 3;  // none, 1 or 2 in a row
+    const TreeConstraint constraint(*vocab_, max_opens, trial % 4 < 2);
     const TreeScheme scheme = kSchemes[trial % 2];
     const std::vector<std::string> sentence = (*trees_)[rng() % trees_->size()].words();
     const std::vector<std::string> w(
@@ -202,15 +204,63 @@ TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
     ASSERT_EQ(r.total(), 0) << "trial " << trial;
     // Restoring loses nothing: the tree linearises back to the walk.
     ASSERT_EQ(*vocab_->encode(linearize(tree), scheme, words), prefix) << "trial " << trial;
+    if (max_opens > 0) {
+      ASSERT_LE(max_opens_in_a_row({tree}), max_opens) << "trial " << trial;
+    }
+  }
+}
+
+// With any_word, the search weighs "a word here" (the mass of every piece that is neither a
+// bracket nor EOS) against the brackets, and the rest of a word's pieces cost nothing; the rest of
+// the row is as without it.
+TEST_F(SampleVocab, AnyWordScoresTheNextWordByTheMassOfAllWordPieces) {
+  const TreeConstraint exact(*vocab_, 6, false), any(*vocab_, 6, true);
+  const Tree& t = (*trees_)[0];  // "Pierre Vinken , ...": "Pierre" takes several pieces
+  const EncodedWords words = encode_words(*tokenizer_, t.words());
+  ASSERT_GT(words.word_ends[0], 1);
+  const std::vector<int32_t> gold = *vocab_->encode(linearize(t), TreeScheme::kWords, words);
+  std::mt19937_64 rng(2);
+  std::vector<float> logits(static_cast<size_t>(vocab_->size()));
+  for (float& x : logits) x = static_cast<float>(rng() % 1000) / 100.0f;
+  double total = 0;
+  for (float x : logits) total += std::exp(static_cast<double>(x));
+  std::vector<float> logp(logits.size());
+  for (size_t i = 0; i < logp.size(); ++i)
+    logp[i] = logits[i] - static_cast<float>(std::log(total));
+  double word_mass = 0;
+  for (int32_t id = 0; id < vocab_->size(); ++id)
+    if (!vocab_->bracket(id) && id != kEosId && id != kPadId && id != kBosId)
+      word_mass += std::exp(static_cast<double>(logp[static_cast<size_t>(id)]));
+  // gold: "(S (NP (NP ▁P ier re ..." : after the three brackets, the first piece of "Pierre".
+  for (size_t step : {size_t{3}, size_t{4}}) {
+    std::vector<float> a = logp, e = logp;
+    any.apply(std::span(gold.data(), step), words, 1000, a.data());
+    exact.apply(std::span(gold.data(), step), words, 1000, e.data());
+    const int32_t next = gold[step];
+    ASSERT_FALSE(vocab_->bracket(next));
+    EXPECT_FLOAT_EQ(e[next], logp[next]);
+    if (step == 3) {
+      EXPECT_NEAR(a[next], std::log(word_mass), 1e-4);  // a word begins: any word's mass
+    } else {
+      EXPECT_EQ(a[next], 0.0f);  // inside the word: its next piece is certain
+    }
+    for (int32_t id = 0; id < vocab_->size(); ++id) {
+      if (id != next) {
+        EXPECT_EQ(a[id], e[id]) << id;
+      }
+    }
   }
 }
 
 // Well-formed sequences by definition: balanced, each closing bracket matching the innermost open
-// one, no constituent without a slot, exactly `words` slots.
-bool well_formed(const std::vector<Item>& items, int words) {
+// one, no constituent without a slot, exactly `words` slots; and with `max_opens` > 0, never more
+// opening brackets in a row.
+bool well_formed(const std::vector<Item>& items, int words, int max_opens) {
   std::vector<std::pair<std::string, bool>> open;  // label, holds a word
-  int slots = 0;
+  int slots = 0, run = 0;
   for (const Item& it : items) {
+    run = it.kind == Item::kOpen ? run + 1 : 0;
+    if (max_opens > 0 && run > max_opens) return false;
     if (it.kind == Item::kOpen) {
       open.push_back({it.label, false});
     } else if (it.kind == Item::kClose) {
@@ -235,47 +285,51 @@ TEST(TreeConstraintExact, AllowsExactlyTheWellFormedSequencesOnSmallCases) {
                    {"XX", "(A", "(B", ")A", ")B"});
   const Tokenizer tok(dir.path() + "/spm.model");
   const TreeVocab vocab(tok);
-  const TreeConstraint constraint(vocab);
   std::vector<int32_t> symbols = vocab.bracket_ids();
   symbols.push_back(vocab.slot_id());
   ASSERT_EQ(symbols.size(), 5u);
-  for (int words = 1; words <= 3; ++words) {
-    for (int max_len = words; max_len <= 7; ++max_len) {
-      // What the constraint lets through, by depth-first search.
-      std::set<std::vector<int32_t>> allowed;
-      std::vector<int32_t> prefix;
-      EncodedWords target;
-      for (int w = 1; w <= words; ++w) {
-        target.pieces.push_back(vocab.slot_id());
-        target.word_ends.push_back(w);
+  for (int max_opens : {0, 1, 2}) {
+    const TreeConstraint constraint(vocab, max_opens);
+    for (int words = 1; words <= 3; ++words) {
+      for (int max_len = words; max_len <= 7; ++max_len) {
+        // What the constraint lets through, by depth-first search.
+        std::set<std::vector<int32_t>> allowed;
+        std::vector<int32_t> prefix;
+        EncodedWords target;
+        for (int w = 1; w <= words; ++w) {
+          target.pieces.push_back(vocab.slot_id());
+          target.word_ends.push_back(w);
+        }
+        std::function<void()> walk = [&] {
+          std::vector<float> row = uniform_row(vocab.size());
+          constraint.apply(prefix, target, max_len, row.data());
+          if (std::isfinite(row[kEosId])) allowed.insert(prefix);
+          for (int32_t id : symbols) {
+            if (!std::isfinite(row[id])) continue;
+            prefix.push_back(id);
+            walk();
+            prefix.pop_back();
+          }
+        };
+        walk();
+        // Every sequence of symbols up to max_len, kept when well-formed.
+        std::set<std::vector<int32_t>> valid;
+        std::vector<int32_t> seq;
+        std::function<void()> all = [&] {
+          if (well_formed(vocab.decode(seq, TreeScheme::kPlaceholder), words, max_opens))
+            valid.insert(seq);
+          if (static_cast<int>(seq.size()) == max_len) return;
+          for (int32_t id : symbols) {
+            seq.push_back(id);
+            all();
+            seq.pop_back();
+          }
+        };
+        all();
+        EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens, "
+                                  << max_opens << " opening brackets in a row";
+        EXPECT_FALSE(valid.empty());
       }
-      std::function<void()> walk = [&] {
-        std::vector<float> row = uniform_row(vocab.size());
-        constraint.apply(prefix, target, max_len, row.data());
-        if (std::isfinite(row[kEosId])) allowed.insert(prefix);
-        for (int32_t id : symbols) {
-          if (!std::isfinite(row[id])) continue;
-          prefix.push_back(id);
-          walk();
-          prefix.pop_back();
-        }
-      };
-      walk();
-      // Every sequence of symbols up to max_len, kept when well-formed.
-      std::set<std::vector<int32_t>> valid;
-      std::vector<int32_t> seq;
-      std::function<void()> all = [&] {
-        if (well_formed(vocab.decode(seq, TreeScheme::kPlaceholder), words)) valid.insert(seq);
-        if (static_cast<int>(seq.size()) == max_len) return;
-        for (int32_t id : symbols) {
-          seq.push_back(id);
-          all();
-          seq.pop_back();
-        }
-      };
-      all();
-      EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens";
-      EXPECT_FALSE(valid.empty());
     }
   }
 }
