@@ -1,5 +1,5 @@
 // `transduce evalb`: labelled-bracket recall, precision and F1 of parse trees (standard input or
-// --pred) against gold trees, as EVALB computes them with COLLINS.prm (docs/evalb_notes.md).
+// --pred) against gold trees, as EVALB computes them with COLLINS.prm (docs/parsing.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -13,7 +13,6 @@
 #include "core/error.h"
 #include "parse/evalb.h"
 #include "parse/tree.h"
-#include "text/corpus.h"
 
 namespace transduce::cli {
 
@@ -27,24 +26,6 @@ struct EvalbFlags {
   int64_t cutoff = 0;  // 0: no summary of the short sentences
   bool gold_tags = false;
 };
-
-// The trees of `path`, named `shown` in messages (standard input reads as "stdin").
-std::vector<parse::Tree> read_trees_named(const std::string& path, const std::string& shown) {
-  std::vector<std::string> lines;
-  try {
-    lines = read_lines(path);
-  } catch (const Error& e) {
-    std::string message = e.what();
-    if (shown != path && message.starts_with(path)) message = shown + message.substr(path.size());
-    throw Error(message);
-  }
-  std::string text;
-  for (const std::string& line : lines) {
-    text += line;
-    text += '\n';
-  }
-  return parse::read_trees(text, shown);
-}
 
 const char* status_name(parse::EvalbStatus s) {
   switch (s) {
@@ -118,7 +99,7 @@ void run_evalb(const EvalbFlags& flags) {
   const std::vector<parse::Tree> gold = parse::read_tree_file(flags.gold);
   const std::string pred_name = flags.pred.empty() ? "stdin" : flags.pred;
   const std::vector<parse::Tree> pred =
-      read_trees_named(flags.pred.empty() ? "/dev/stdin" : flags.pred, pred_name);
+      parse::read_tree_file(flags.pred.empty() ? "/dev/stdin" : flags.pred, pred_name);
   if (gold.size() != pred.size())
     fail("{} has {} trees but {} has {}: the predictions must be the gold sentences, in order",
          flags.gold, gold.size(), pred_name, pred.size());

@@ -3,8 +3,6 @@
 // linearisation.
 #include <fmt/format.h>
 
-#include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -36,14 +34,9 @@ std::string show(const parse::Tree& raw, const TreesFlags& f) {
 void run_trees(const TreesFlags& f) {
   if (f.normalised + f.words + f.linearized > 1)
     fail("give at most one of --normalised, --words and --linearized");
-  const std::string name = f.input.empty() ? "stdin" : f.input;
-  std::vector<parse::Tree> trees;
-  if (f.input.empty()) {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), {});
-    trees = parse::read_trees(text, name);
-  } else {
-    trees = parse::read_tree_file(f.input);
-  }
+  const std::vector<parse::Tree> trees = f.input.empty()
+                                             ? parse::read_tree_file("/dev/stdin", "stdin")
+                                             : parse::read_tree_file(f.input);
   std::string out;
   for (const parse::Tree& t : trees) out += show(t, f) + "\n";
   if (f.output.empty()) {

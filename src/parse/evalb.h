@@ -2,7 +2,7 @@
 // computes it with the parameter file COLLINS.prm that parsing papers use: the root (TOP) and
 // punctuation not counted, function tags stripped, ADVP and PRT equivalent, each labelled span of
 // the test tree matched at most once, and sentences whose words differ from the gold not scored.
-// docs/evalb_notes.md lists every rule and the one deliberate difference from EVALB.
+// docs/parsing.md lists every rule and the one deliberate difference from EVALB.
 #pragma once
 
 #include <cstdint>

@@ -177,13 +177,22 @@ std::vector<Tree> read_trees(std::string_view text, const std::string& name) {
   return trees;
 }
 
-std::vector<Tree> read_tree_file(const std::string& path) {
+std::vector<Tree> read_tree_file(const std::string& path, const std::string& name) {
+  const std::string& shown = name.empty() ? path : name;
+  std::vector<std::string> lines;
+  try {
+    lines = read_lines(path);  // path:line on invalid UTF-8
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (shown == path || !message.starts_with(path)) throw;
+    throw Error(shown + message.substr(path.size()));
+  }
   std::string text;
-  for (const std::string& line : read_lines(path)) {  // path:line on invalid UTF-8
+  for (const std::string& line : lines) {
     text += line;
     text += '\n';
   }
-  return read_trees(text, path);
+  return read_trees(text, shown);
 }
 
 bool is_root_label(std::string_view label) {

@@ -30,8 +30,9 @@ struct Tree {
 // unbalanced bracket, a word outside a preterminal (or a preterminal with several words), a
 // bracket with neither label nor children, text outside any bracket, and no tree at all.
 std::vector<Tree> read_trees(std::string_view text, const std::string& name);
-// The same for a file ("path: cannot open: ..." when it cannot be read).
-std::vector<Tree> read_tree_file(const std::string& path);
+// The same for a file ("path: cannot open: ..." when it cannot be read), named `name` in
+// messages when given (e.g. "stdin" for /dev/stdin).
+std::vector<Tree> read_tree_file(const std::string& path, const std::string& name = "");
 
 // The root label a treebank may give its outermost bracket (besides none at all).
 bool is_root_label(std::string_view label);
