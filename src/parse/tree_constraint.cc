@@ -10,14 +10,11 @@
 namespace transduce::parse {
 
 float TreeConstraint::log_word_mass(const float* logp) const {
-  float most = -std::numeric_limits<float>::infinity();
-  for (int32_t id = 0; id < vocab_.size(); ++id)
-    if (is_word_piece(id)) most = std::max(most, logp[id]);
-  if (!std::isfinite(most)) return most;
-  double sum = 0;
-  for (int32_t id = 0; id < vocab_.size(); ++id)
-    if (is_word_piece(id)) sum += std::exp(static_cast<double>(logp[id] - most));
-  return most + static_cast<float>(std::log(sum));
+  // One minus the few others' probability (the row sums to one; PAD and BOS, which the search
+  // has banned, had next to none), rather than a sum over the whole vocabulary.
+  double others = std::exp(static_cast<double>(logp[kEosId]));
+  for (int32_t id : vocab_.bracket_ids()) others += std::exp(static_cast<double>(logp[id]));
+  return static_cast<float>(std::log(std::max(1.0 - others, 1e-30)));
 }
 
 void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& words,

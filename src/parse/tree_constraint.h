@@ -38,11 +38,9 @@ class TreeConstraint {
              float* logp) const;
 
  private:
-  // log of the total probability of the pieces a word can be made of.
+  // log of the total probability of the pieces a word can be made of, from a row of
+  // log-probabilities that sums to one.
   float log_word_mass(const float* logp) const;
-  bool is_word_piece(int32_t id) const {
-    return id != kPadId && id != kBosId && id != kEosId && !vocab_.bracket(id);
-  }
 
   const TreeVocab& vocab_;
   int64_t max_opens_;

@@ -222,6 +222,8 @@ TEST_F(SampleVocab, AnyWordScoresTheNextWordByTheMassOfAllWordPieces) {
   std::mt19937_64 rng(2);
   std::vector<float> logits(static_cast<size_t>(vocab_->size()));
   for (float& x : logits) x = static_cast<float>(rng() % 1000) / 100.0f;
+  // PAD and BOS, which a trained model never predicts and the search bans, have no mass.
+  logits[kPadId] = logits[kBosId] = -std::numeric_limits<float>::infinity();
   double total = 0;
   for (float x : logits) total += std::exp(static_cast<double>(x));
   std::vector<float> logp(logits.size());
