@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::run_shell;
 using testing::run_transduce;
 
 std::vector<std::string> lines_of(const std::string& s) {
@@ -178,6 +179,47 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   EXPECT_EQ(r.out,
             "transduce: error: " + path("broken_parser/parse.json") +
                 ": unknown tree scheme 'other' (this transduce knows \"xx\" and \"words\")\n");
+}
+
+// `transduce trees`: one tree a line as read, normalised, as words or as targets, from a file or
+// stdin, with one-line errors.
+TEST(TreesCommand, RewritesATreebankOneTreeALine) {
+  testing::TempDir dir("trees_cli");
+  const std::string mrg = dir.path() + "/wsj.mrg";
+  std::ofstream(mrg) << "( (S (NP-SBJ (NNP Ms.) (NNP Haag))\n"
+                        "     (VP (VBZ plays) (NP (-NONE- *T*-1)) (NP (NNP Elianti)))\n"
+                        "     (. .)) )\n"
+                        "((FRAG (NP (-NONE- *)) (UH Yes) (. !)))\n";
+  CommandResult r = run_transduce("trees --input " + mrg, false);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.out,
+            "( (S (NP-SBJ (NNP Ms.) (NNP Haag)) (VP (VBZ plays) (NP (-NONE- *T*-1)) (NP (NNP "
+            "Elianti))) (. .)))\n( (FRAG (NP (-NONE- *)) (UH Yes) (. !)))\n");
+  r = run_transduce("trees --normalised < " + mrg, false);
+  EXPECT_EQ(r.out,
+            "(TOP (S (NP (NNP Ms.) (NNP Haag)) (VP (VBZ plays) (NP (NNP Elianti))) (. .)))\n"
+            "(TOP (FRAG (UH Yes) (. !)))\n");
+  r = run_transduce("trees --words --input " + mrg, false);
+  EXPECT_EQ(r.out, "Ms. Haag plays Elianti .\nYes !\n");
+  r = run_transduce("trees --linearized --input " + mrg + " --output " + dir.path() + "/lin.txt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(dir.path() + "/lin.txt");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}),
+            "(S (NP XX XX )NP (VP XX (NP XX )NP )VP XX )S\n(FRAG XX XX )FRAG\n");
+
+  r = run_transduce("trees --words --normalised --input " + mrg);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "transduce: error: give at most one of --normalised, --words and --linearized\n");
+  r = run_transduce("trees < /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "transduce: error: stdin: no tree in it (empty input)\n");
+  r = run_shell("printf '((S (NP (NN a)))\\n((S (VP (VB b))' | " + std::string(TRANSDUCE_BINARY) +
+                " trees");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "transduce: error: stdin:2: unbalanced brackets: the bracket opened here is never "
+            "closed\n");
 }
 
 }  // namespace
