@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/shared_data.h"
 #include "text/corpus.h"
 #include "train/example.h"
 
@@ -305,16 +306,14 @@ TEST_F(GeneratedVocab, ModelsWithOtherReservedIdsAreRefused) {
   EXPECT_NE(message.find("was not made by transduce vocab"), std::string::npos) << message;
 }
 
-// Real text: the first 2000 lines of Multi30k's English and German training data, if present.
+// Real text: the first 2000 lines of Multi30k's English and German training data.
 TEST(RealTextVocab, Multi30kBpe) {
-  const std::string data = std::string(TRANSDUCE_FIXTURES_DIR) + "/../../../shared/data/multi30k";
-  if (!fs::exists(data + "/train.en") || !fs::exists(data + "/train.de"))
-    GTEST_SKIP() << "no Multi30k data at " << data;
   const std::string dir = make_temp_dir();
   std::vector<std::string> inputs;
   std::vector<std::string> sample;
   for (const char* lang : {"en", "de"}) {
-    std::vector<std::string> lines = read_lines(data + "/train." + lang);
+    std::vector<std::string> lines =
+        read_lines(testing::shared_data_file(std::string("multi30k/train.") + lang));
     lines.resize(std::min<size_t>(lines.size(), 2000));
     inputs.push_back(dir + "/head." + lang);
     write_file(inputs.back(), join_lines(lines));

@@ -3,8 +3,8 @@
 W3C WebDriver protocol is plain HTTP and JSON, so the standard library is the whole client).
 
 Trains a small copy model with the transduce binary, starts `transduce serve` on a free loopback
-port, opens the page, types a sentence, clicks Translate, and checks that the translation (the
-copy model copies) and the attention view appear, that clicking a token isolates its lines and
+port, opens the page, types a sentence, clicks Translate, and checks that the translation (what
+the API returns for the same sentence) and the attention view appear, that clicking a token isolates its lines and
 that the layer and kind selectors redraw the view; then saves a screenshot and stops the server
 with SIGTERM, which must exit 0.
 
@@ -160,18 +160,19 @@ def browse(driver, url, out):
     check(driver.wait_for("document.getElementById('model').textContent.includes('model')"),
           "the page shows the model: %s" % driver.js(
               "return document.getElementById('model').textContent"))
+    # What the page should show, from the API itself (the page asks for beam 4 by default).
+    expected = http("POST", url + "v1/translate",
+                    {"text": [SENTENCE], "beam": 4, "attention": True})["translations"][0]
     driver.type("#source", SENTENCE)
     driver.click("#translate")
     translation = driver.wait_for(
         "document.querySelector('#translation .sentence') && "
         "document.querySelector('#translation .sentence').firstChild.textContent")
-    check(translation == SENTENCE, "the translation appears: %r" % translation)
+    check(translation == expected["translation"],
+          "the translation appears: %r (the API: %r)" % (translation, expected["translation"]))
     check(driver.wait_for("document.querySelector('#attention svg.attention-view')") is not None,
           "the attention view appears")
 
-    # What the page should show, from the API itself.
-    expected = http("POST", url + "v1/translate",
-                    {"text": [SENTENCE], "beam": 4, "attention": True})["translations"][0]
     attention = expected["attention"]
     count = lambda css: driver.js("return document.querySelectorAll(arguments[0]).length", css)
     layers = len(attention["cross"])
