@@ -1,5 +1,6 @@
 // `transduce serve` as a user runs it: it says where it listens, answers, and on SIGTERM answers
-// the requests it already has before it exits 0; bad settings are one line and a non-zero exit.
+// the requests it already has before it exits 0 (a second signal: at once, status 1); bad
+// settings are one line and a non-zero exit.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -91,6 +92,55 @@ TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
   EXPECT_NE(server.output().find("stopped: 2 requests, 64 sentences"), std::string::npos)
       << server.output();
   EXPECT_FALSE(client.Get("/health")) << "still listening after the exit";
+}
+
+// While it stops, the server takes no new connection (a client's /health is refused) but goes on
+// with the requests it has; a second signal ends it at once, with status 1, without them.
+TEST_F(ServeCommand, WhileStoppingNewConnectionsAreRefusedAndASecondSignalExitsAtOnce) {
+  ChildProcess server({TRANSDUCE_BINARY, "--threads", "1", "serve", "-m", model(), "--port", "0",
+                       "--max-wait-ms", "0"});
+  ASSERT_TRUE(server.wait_for_output("listening on", 120s)) << server.output();
+  const int port = listening_port(server.output());
+  ASSERT_GT(port, 0) << server.output();
+  httplib::Client client("127.0.0.1", port);
+  // Three requests that keep the model busy for seconds: one running, two queued (a random model
+  // writes the longest outputs allowed).
+  json busy = {{"text", json::array()}, {"beam", 16}};
+  for (int i = 0; i < 64; ++i) busy["text"].push_back("red dog runs over the street a cat");
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 3; ++c) {
+    clients.emplace_back([&] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(300, 0);
+      auto res = cli.Post("/v1/translate", busy.dump(), "application/json");
+      if (res && res->status == 200) ++answered;
+    });
+    for (int tries = 0; tries < 60000; ++tries) {
+      auto h = client.Get("/health");
+      ASSERT_TRUE(h);
+      const json s = json::parse(h->body);
+      if (s["running_requests"] == 1 && s["queued_requests"] == c) break;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  server.signal(SIGTERM);
+  ASSERT_TRUE(server.wait_for_output("answering the requests already received", 60s))
+      << server.output();
+  bool refused = false;
+  for (int tries = 0; tries < 2000 && !refused; ++tries) {
+    httplib::Client probe("127.0.0.1", port);
+    probe.set_connection_timeout(1, 0);
+    refused = !probe.Get("/health");
+    if (!refused) std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(refused) << "a new connection was still answered while stopping";
+  EXPECT_LT(answered.load(), 3) << "every request was answered before the test could go on";
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 1) << server.output();
+  EXPECT_NE(server.output().find("again: exiting now"), std::string::npos) << server.output();
+  for (auto& t : clients) t.join();
+  EXPECT_LT(answered.load(), 3) << "the second signal waited for every answer";
 }
 
 // A server's answers to 8 concurrent requests of two sentences each, with `workers` workers;

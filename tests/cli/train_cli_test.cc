@@ -1,10 +1,17 @@
-// `transduce train` as a user runs it: vocabulary, a few updates, checkpoints, resume, and bad
-// corpora refused with one line and a failing exit.
+// `transduce train` as a user runs it: vocabulary, a few updates, checkpoints, resume, stopping
+// by signal and by the clock, and bad corpora refused with one line and a failing exit.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <vector>
 
+#include "core/child_process.h"
 #include "support/run_command.h"
 #include "support/toy_corpus.h"
 
@@ -14,6 +21,22 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CommandResult;
 using testing::run_transduce;
+using namespace std::chrono_literals;
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// The checkpoints' state.json files, oldest first.
+std::vector<nlohmann::json> checkpoint_states(const std::string& model) {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(model + "/checkpoints")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<nlohmann::json> states;
+  for (const fs::path& d : dirs) states.push_back(read_json(d / "state.json"));
+  return states;
+}
 
 class TrainCommand : public ::testing::Test {
  protected:
@@ -59,6 +82,87 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
   EXPECT_NE(r.out.find("at step 4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step 6 | epoch"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(model + "/checkpoints/step-00000006/model.safetensors"));
+}
+
+// Ctrl-C (SIGINT) or SIGTERM during training: the update in flight finishes, a checkpoint of it
+// is saved, and the exit status is 0.
+TEST_F(TrainCommand, ASignalFinishesTheUpdateAndSaves) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(strsignal(sig));
+    const std::string model = dir_ + "/model-" + std::to_string(sig);
+    ChildProcess train({TRANSDUCE_BINARY,
+                        "--threads",
+                        "1",
+                        "train",
+                        "--src",
+                        dir_ + "/train.src",
+                        "--tgt",
+                        dir_ + "/train.tgt",
+                        "--vocab",
+                        dir_ + "/vocab",
+                        "--out",
+                        model,
+                        "--layers",
+                        "1",
+                        "--d-model",
+                        "16",
+                        "--d-ff",
+                        "32",
+                        "--heads",
+                        "2",
+                        "--batch-tokens",
+                        "200",
+                        "--warmup",
+                        "10",
+                        "--log-every",
+                        "1",
+                        "--max-steps",
+                        "1000000",
+                        "--save-every-minutes",
+                        "0"});
+    ASSERT_TRUE(train.wait_for_output("step 3 |", 120s)) << train.output();
+    train.signal(sig);
+    ASSERT_EQ(train.wait(), 0) << train.output();
+    std::smatch m;
+    const std::string out = train.output();
+    ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(saved \S+ \(step (\d+)\))"))) << out;
+    const int64_t saved = std::stoll(m[1]);
+    EXPECT_GE(saved, 3);
+    EXPECT_LT(saved, 1000000);
+    const std::vector<nlohmann::json> states = checkpoint_states(model);
+    ASSERT_EQ(states.size(), 1u) << "only the final checkpoint (no time-based saves)";
+    EXPECT_EQ(states.back()["step"], saved);
+    // The saved weights are the last update's: the model file says the same step.
+    CommandResult r = run_transduce("train --resume " + model + " " + data_flags() +
+                                    " --max-steps " + std::to_string(saved + 1));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("at step " + std::to_string(saved)), std::string::npos) << r.out;
+  }
+}
+
+// --max-minutes stops by the training clock and --save-every-minutes saves by it.
+TEST_F(TrainCommand, MaxMinutesStopsAndSaveEveryMinutesSaves) {
+  const std::string model = dir_ + "/model";
+  // 3 seconds of training, a checkpoint every 0.6 seconds, and no step limit.
+  CommandResult r = run_transduce("--threads 1 train " + data_flags() + " --vocab " + dir_ +
+                                  "/vocab --out " + model + " " + model_flags() +
+                                  " --max-minutes 0.05 --save-every-minutes 0.01 --keep 100");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<nlohmann::json> states = checkpoint_states(model);
+  ASSERT_GE(states.size(), 3u) << r.out;
+  const double last = states.back()["elapsed_seconds"];
+  EXPECT_GE(last, 3.0);
+  EXPECT_LT(last, 3.0 + 30.0) << "stopped long after the limit";
+  // Saved by the clock: consecutive checkpoints at least 0.6 s of training apart, the final one
+  // (at the stop) aside, and many updates in each interval.
+  for (size_t i = 1; i + 1 < states.size(); ++i) {
+    EXPECT_GE(
+        states[i]["elapsed_seconds"].get<double>() - states[i - 1]["elapsed_seconds"].get<double>(),
+        0.6)
+        << i;
+    EXPECT_GT(states[i]["step"].get<int64_t>(), states[i - 1]["step"].get<int64_t>()) << i;
+  }
+  EXPECT_GE(states.front()["elapsed_seconds"].get<double>(), 0.6);
 }
 
 TEST_F(TrainCommand, BadCorporaGetOneLineAndAFailingExit) {
