@@ -83,7 +83,9 @@ void register_attention(CLI::App& app) {
   cmd->add_option("--json", f->json, "also write the attention weights as JSON");
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent")->capture_default_str();
+  cmd->add_option("--alpha", s.alpha, "length penalty exponent")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->callback([f] { run_attention(*f); });
 }
 

@@ -125,7 +125,8 @@ void register_parse(CLI::App& app) {
   cmd->add_option("--output", f->output, "write this file instead of stdout");
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (default: the model's parse.json, 21)");
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent (default: parse.json, 0.3)");
+  cmd->add_option("--alpha", s.alpha, "length penalty exponent (default: parse.json, 0.3)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--max-len-a", s.max_len_a,
                   "output length limit a * source + b (default: parse.json, 1)");
   cmd->add_option("--max-len-b", s.max_len_b,

@@ -109,7 +109,9 @@ void register_translate(CLI::App& app) {
   cmd->add_option("--output", f->output, "write this file instead of stdout");
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent")->capture_default_str();
+  cmd->add_option("--alpha", s.alpha, "length penalty exponent")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_option("--max-len-a", s.max_len_a, "output length limit: a * source + b")
       ->capture_default_str();
   cmd->add_option("--max-len-b", s.max_len_b, "output length limit: a * source + b")

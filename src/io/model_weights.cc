@@ -43,7 +43,14 @@ ModelConfig config_from_metadata(const SafetensorsFile& file, const std::string&
   nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     fail("{}: the config in the metadata is not a JSON object", path);
-  ModelConfig c = j.get<ModelConfig>();
+  ModelConfig c;
+  try {
+    c = j.get<ModelConfig>();
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type ("dropout": "x"): a transduce::Error like every other corrupt
+    // file, which latest_checkpoint() skips (found with fuzz/safetensors_fuzz.cc).
+    fail("{}: the config in the metadata has a field of the wrong type: {}", path, e.what());
+  }
   c.validate();
   return c;
 }

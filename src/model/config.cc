@@ -3,8 +3,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_number.h"
 
 namespace transduce {
+
+namespace {
+
+// An int field of a config (see core/json_number.h).
+int int_field(const nlohmann::json& j, const char* key, int fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (const std::optional<int> v = json_number<int>(*it)) return *v;
+  fail("config: {} must be an integer that fits in 32 bits, got {}", key, it->dump());
+}
+
+}  // namespace
 
 ModelConfig ModelConfig::preset(const std::string& name) {
   ModelConfig c;  // the defaults are the paper's base model
@@ -92,12 +105,12 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
 
 void from_json(const nlohmann::json& j, ModelConfig& c) {
   ModelConfig d;
-  c.layers = j.value("layers", d.layers);
-  c.d_model = j.value("d_model", d.d_model);
-  c.d_ff = j.value("d_ff", d.d_ff);
-  c.heads = j.value("heads", d.heads);
-  c.d_k = j.value("d_k", d.d_k);
-  c.d_v = j.value("d_v", d.d_v);
+  c.layers = int_field(j, "layers", d.layers);
+  c.d_model = int_field(j, "d_model", d.d_model);
+  c.d_ff = int_field(j, "d_ff", d.d_ff);
+  c.heads = int_field(j, "heads", d.heads);
+  c.d_k = int_field(j, "d_k", d.d_k);
+  c.d_v = int_field(j, "d_v", d.d_v);
   c.dropout = j.value("dropout", d.dropout);
   c.attention_dropout = j.value("attention_dropout", d.attention_dropout);
   c.relu_dropout = j.value("relu_dropout", d.relu_dropout);
@@ -116,10 +129,10 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.norm = NormPlacement::Pre;
   else
     fail("config: norm must be post or pre, got '{}'", norm);
-  c.vocab_size = j.value("vocab_size", d.vocab_size);
-  c.max_positions = j.value("max_positions", d.max_positions);
+  c.vocab_size = int_field(j, "vocab_size", d.vocab_size);
+  c.max_positions = int_field(j, "max_positions", d.max_positions);
   c.layer_norm_eps = j.value("layer_norm_eps", d.layer_norm_eps);
-  c.pad_id = j.value("pad_id", d.pad_id);
+  c.pad_id = int_field(j, "pad_id", d.pad_id);
 }
 
 }  // namespace transduce

@@ -3,11 +3,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_number.h"
 #include "io/atomic_file.h"
 #include "parse/tree_vocab.h"
 
@@ -20,6 +22,14 @@ constexpr const char* kFile = "parse.json";
 // 0.3f as 0.3 rather than 0.30000001192092896.
 double rounded(float x) {
   return std::round(static_cast<double>(x) * 1e6) / 1e6;
+}
+
+// An int setting (see core/json_number.h).
+int int_setting(const nlohmann::json& d, const char* key, int fallback, const std::string& path) {
+  const auto it = d.find(key);
+  if (it == d.end()) return fallback;
+  if (const std::optional<int> v = json_number<int>(*it)) return *v;
+  fail("{}: \"{}\" must be an integer that fits in 32 bits, got {}", path, key, it->dump());
 }
 
 }  // namespace
@@ -55,12 +65,12 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
     if (j.value("task", "") != "parse") fail("{}: \"task\" is not \"parse\"", path);
     s.scheme = j.value("scheme", s.scheme);
     const nlohmann::json d = j.value("decoding", nlohmann::json::object());
-    s.beam = d.value("beam", s.beam);
+    s.beam = int_setting(d, "beam", s.beam, path);
     s.alpha = d.value("alpha", s.alpha);
     s.max_len_a = d.value("max_len_a", s.max_len_a);
-    s.max_len_b = d.value("max_len_b", s.max_len_b);
+    s.max_len_b = int_setting(d, "max_len_b", s.max_len_b, path);
     s.constrained = d.value("constrained", s.constrained);
-    s.max_opens = d.value("max_opens", s.max_opens);
+    s.max_opens = int_setting(d, "max_opens", s.max_opens, path);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: a value of the wrong type ({})", path, e.what());
   }
@@ -68,6 +78,8 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
     fail("{}: unknown tree scheme '{}' (this transduce knows \"xx\" and \"words\")", path,
          s.scheme);
   if (s.beam < 1) fail("{}: beam {} is not positive", path, s.beam);
+  // A negative exponent would reward length without bound and void the search's early stop.
+  if (!(s.alpha >= 0 && s.alpha <= 10)) fail("{}: alpha {} is not between 0 and 10", path, s.alpha);
   return s;
 }
 

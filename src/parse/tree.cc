@@ -62,8 +62,15 @@ std::string shown(std::string_view atom) {
   return atom.size() > 40 ? fmt::format("'{}...'", atom.substr(0, 40)) : fmt::format("'{}'", atom);
 }
 
-// Reads the rest of a bracket whose "(" was just taken.
-Tree read_node(Lexer& lex, int64_t open_line) {
+// Deeper than any treebank's trees. Reading, printing, normalising and destroying a tree recurse
+// once per level, so a limit keeps a line of 100000 '(' from overflowing the stack (found with
+// fuzz/trees_fuzz.cc).
+constexpr int kMaxDepth = 1000;
+
+// Reads the rest of a bracket whose "(" was just taken, `depth` brackets deep (1 for a root).
+Tree read_node(Lexer& lex, int64_t open_line, int depth) {
+  if (depth > kMaxDepth)
+    fail("{}:{}: brackets nested more than {} deep", lex.name(), open_line, kMaxDepth);
   Tree node;
   node.line = open_line;
   Lexer::Token t = lex.next();
@@ -96,7 +103,7 @@ Tree read_node(Lexer& lex, int64_t open_line) {
           fail("{}:{}: the word {} stands outside a preterminal (beside constituents in {})",
                lex.name(), word->line, shown(word->text),
                node.label.empty() ? "an unlabelled bracket" : shown(node.label));
-        node.children.push_back(read_node(lex, t.line));
+        node.children.push_back(read_node(lex, t.line, depth + 1));
         break;
       case Lexer::Token::kAtom:
         if (word)
@@ -171,7 +178,7 @@ std::vector<Tree> read_trees(std::string_view text, const std::string& name) {
       fail("{}:{}: unbalanced brackets: a ')' closes no bracket", name, t.line);
     if (t.kind == Lexer::Token::kAtom)
       fail("{}:{}: {} stands outside any bracket", name, t.line, shown(t.text));
-    trees.push_back(read_node(lex, t.line));
+    trees.push_back(read_node(lex, t.line, 1));
   }
   if (trees.empty()) fail("{}: no tree in it (empty input)", name);
   return trees;

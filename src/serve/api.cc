@@ -93,10 +93,13 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   json doc;
   try {
     doc = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message names the byte: "parse error at line 1, column 9: ...".
+  } catch (const json::exception& e) {
+    // nlohmann's message names the byte: "parse error at line 1, column 9: ...". A number too
+    // large for a double ("1e999") is an out_of_range, not a parse_error (found by
+    // fuzz/api_request_fuzz.cc): "number overflow parsing '1e999'".
     std::string what = e.what();
-    const size_t at = what.find("parse error");
+    size_t at = what.find("parse error");
+    if (at == std::string::npos && (at = what.find("] ")) != std::string::npos) at += 2;
     throw bad("malformed JSON: " + (at == std::string::npos ? what : what.substr(at)));
   }
   if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
@@ -218,7 +219,14 @@ Tokenizer::Tokenizer(const std::string& model_path)
   std::fclose(f);
   if (failed) fail("{}: cannot read the vocabulary: {}", model_path, errno_message(e));
   if (bytes.empty()) fail("{}: the vocabulary file is empty", model_path);
-  const auto status = sp_->LoadFromSerializedProto(bytes);
+  sentencepiece::util::Status status;
+  try {
+    status = sp_->LoadFromSerializedProto(bytes);
+  } catch (const std::exception& e) {
+    // SentencePiece throws, rather than returning a status, for some corrupt models: darts_clone
+    // on an empty piece ("failed to insert key: zero-length key"; found by fuzz/vocab_fuzz.cc).
+    fail("{}: not a SentencePiece model (corrupt or wrong file): {}", model_path, e.what());
+  }
   if (!status.ok())
     fail("{}: not a SentencePiece model (corrupt or wrong file): {}", model_path, status.message());
   if (sp_->GetPieceSize() <= kUnkId || sp_->pad_id() != kPadId || sp_->bos_id() != kBosId ||

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
+#include "core/json_number.h"
 #include "core/rng.h"
 #include "train/checkpoint.h"
 
@@ -20,6 +22,19 @@ int64_t count_tokens(const Tensor& ids) {
   const int32_t* p = ids.i32();
   for (int64_t i = 0; i < ids.numel(); ++i) n += p[i] != kPadId;
   return n;
+}
+
+// An option saved in state.json, as type T (see core/json_number.h).
+template <typename T>
+T option(const nlohmann::json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (const std::optional<T> v = json_number<T>(*it)) return *v;
+  if constexpr (std::is_floating_point_v<T>)
+    fail("the saved training options: {} must be a number, not {}", key, it->type_name());
+  else
+    fail("the saved training options: {} must be an integer within [{}, {}], got {}", key,
+         std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), it->dump());
 }
 
 }  // namespace
@@ -44,22 +59,24 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
 }
 
 void update_from_json(const nlohmann::json& j, TrainOptions& o) {
-  o.batch_tokens = j.value("batch_tokens", o.batch_tokens);
-  o.accum = j.value("accum", o.accum);
-  o.seed = j.value("seed", o.seed);
-  o.warmup = j.value("warmup", o.warmup);
-  o.lr_scale = j.value("lr_scale", o.lr_scale);
-  o.adam.beta1 = j.value("adam_beta1", o.adam.beta1);
-  o.adam.beta2 = j.value("adam_beta2", o.adam.beta2);
-  o.adam.eps = j.value("adam_eps", o.adam.eps);
-  o.max_steps = j.value("max_steps", o.max_steps);
-  o.max_epochs = j.value("max_epochs", o.max_epochs);
-  o.max_minutes = j.value("max_minutes", o.max_minutes);
-  o.log_every = j.value("log_every", o.log_every);
-  o.valid_every = j.value("valid_every", o.valid_every);
-  o.save_every = j.value("save_every", o.save_every);
-  o.save_every_minutes = j.value("save_every_minutes", o.save_every_minutes);
-  o.keep = j.value("keep", o.keep);
+  if (!j.is_object())
+    fail("the saved training options should be a JSON object, not {}", j.type_name());
+  o.batch_tokens = option(j, "batch_tokens", o.batch_tokens);
+  o.accum = option(j, "accum", o.accum);
+  o.seed = option(j, "seed", o.seed);
+  o.warmup = option(j, "warmup", o.warmup);
+  o.lr_scale = option(j, "lr_scale", o.lr_scale);
+  o.adam.beta1 = option(j, "adam_beta1", o.adam.beta1);
+  o.adam.beta2 = option(j, "adam_beta2", o.adam.beta2);
+  o.adam.eps = option(j, "adam_eps", o.adam.eps);
+  o.max_steps = option(j, "max_steps", o.max_steps);
+  o.max_epochs = option(j, "max_epochs", o.max_epochs);
+  o.max_minutes = option(j, "max_minutes", o.max_minutes);
+  o.log_every = option(j, "log_every", o.log_every);
+  o.valid_every = option(j, "valid_every", o.valid_every);
+  o.save_every = option(j, "save_every", o.save_every);
+  o.save_every_minutes = option(j, "save_every_minutes", o.save_every_minutes);
+  o.keep = option(j, "keep", o.keep);
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,

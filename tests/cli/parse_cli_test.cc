@@ -179,6 +179,15 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   EXPECT_EQ(r.out,
             "transduce: error: " + path("broken_parser/parse.json") +
                 ": unknown tree scheme 'other' (this transduce knows \"xx\" and \"words\")\n");
+  std::ofstream(path("broken_parser/parse.json"))
+      << "{\"task\": \"parse\", \"scheme\": \"words\", \"decoding\": {\"alpha\": -1}}";
+  r = run_transduce("parse -m " + path("broken_parser") + " < /dev/null");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "transduce: error: " + path("broken_parser/parse.json") +
+                       ": alpha -1 is not between 0 and 10\n");
+  r = run_transduce("parse -m " + trained() + " --alpha -1 < /dev/null");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--alpha"), std::string::npos) << r.out;
 }
 
 // `transduce trees`: one tree a line as read, normalised, as words or as targets, from a file or

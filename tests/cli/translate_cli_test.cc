@@ -206,6 +206,10 @@ TEST_F(TranslateInput, BadInputAndMissingModelsFailWithOneLine) {
   CommandResult r = run_transduce("translate -m " + model_ + " < " + work_ + "/bad.src");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("stdin:2: invalid UTF-8"), std::string::npos) << r.out;
+  // A negative length-penalty exponent would void the search's early stop: refused.
+  r = run_transduce("translate -m " + model_ + " --alpha -0.5 < /dev/null");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--alpha"), std::string::npos) << r.out;
   r = run_transduce("translate -m " + work_ + "/nowhere < " + work_ + "/bad.src");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;

@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 #include "ops/ops.h"
 #include "support/gradcheck.h"
+#include "support/thread_count.h"
 
 namespace transduce {
 namespace {
@@ -16,16 +17,7 @@ namespace {
 using transduce::testing::random_tensor;
 
 using transduce::testing::from;
-
-// Restores the OpenMP thread count when the test ends, however it ends.
-class ThreadCountGuard {
- public:
-  ThreadCountGuard() : saved_(omp_get_max_threads()) {}
-  ~ThreadCountGuard() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using transduce::testing::ThreadCountGuard;
 
 TEST(OpsRelu, ForwardAndBackwardIncludingZero) {
   Tensor x = from({2, 3}, {-2.0f, 0.0f, 3.5f, -0.0f, 1e-30f, -1e-30f});
@@ -183,7 +175,8 @@ TEST(OpsElementwise, AddAxpyScale) {
   ops::scale(a, 0.5f);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(a.f32()[i], ax[i] * 0.5f) << i;
 
-  // Large enough for every thread to take part.
+  // 3000 elements, below parallel_worth_it: the serial path (threaded_ops_test.cc runs the
+  // threaded one).
   SplitMix64 rng(56);
   Tensor u = random_tensor({3000}, rng), v = random_tensor({3000}, rng), w = u.clone();
   ops::axpy(0.25f, v, w);

@@ -199,7 +199,8 @@ TEST(OpsLayerNorm, BackwardWithDxAliasingDyEqualsTheSeparateResult) {
 }
 
 TEST(OpsLayerNorm, ManyRowsBackwardMatchesNaiveFormulas) {
-  // Enough rows that every thread gets a share; dgamma = sum_r dy * xhat, dbeta = sum_r dy.
+  // dgamma = sum_r dy * xhat, dbeta = sum_r dy. 257 x 16 is below parallel_worth_it, so this is
+  // the serial path; threaded_ops_test.cc runs the per-thread partial sums.
   SplitMix64 rng(46);
   const int64_t rows = 257, n = 16;
   Tensor x = random_tensor({rows, n}, rng), g = random_tensor({n}, rng),

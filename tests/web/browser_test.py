@@ -168,8 +168,8 @@ def browse(driver, url, out):
     translation = driver.wait_for(
         "document.querySelector('#translation .sentence') && "
         "document.querySelector('#translation .sentence').firstChild.textContent")
-    check(translation == expected["translation"],
-          "the translation appears: %r (the API: %r)" % (translation, expected["translation"]))
+    check(translation == expected["text"],
+          "the translation appears: %r (the API: %r)" % (translation, expected["text"]))
     check(driver.wait_for("document.querySelector('#attention svg.attention-view')") is not None,
           "the attention view appears")
 

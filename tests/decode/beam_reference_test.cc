@@ -1,0 +1,426 @@
+// Beam search against exact references. On a small model trained here (Trainer) with a tiny
+// vocabulary: an exhaustive search over every output up to a length, scored by full
+// (non-incremental) forward passes, and a full-pass rescoring of what beam 4 returns. On the
+// committed weights of tests/fixtures/golden_beam.safetensors (a model trained in PyTorch): the
+// n-best lists of an independent PyTorch beam search (tests/fixtures/make_beam_golden.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/rng.h"
+#include "decode/search.h"
+#include "io/model_weights.h"
+#include "train/trainer.h"
+
+namespace transduce {
+namespace {
+
+using Tokens = std::vector<int32_t>;
+
+// GNMT's length penalty, written out here rather than taken from the search.
+double gnmt_lp(int64_t length_with_eos, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length_with_eos)) / 6.0, alpha);
+}
+
+bool close(double got, double want, double rel) {
+  return std::abs(got - want) <= rel * std::max(1.0, std::abs(want));
+}
+
+// Rows of BOS-led target inputs of one length against one source (which ends in EOS), through
+// the whole decoder at once: log p(. | row's first i + 1 tokens) at [row][i][v], in double.
+std::vector<double> teacher_forced_log_probs(Transformer& model, const Tokens& src,
+                                             const std::vector<Tokens>& tgt_in) {
+  const int64_t rows = static_cast<int64_t>(tgt_in.size());
+  const int64_t ls = static_cast<int64_t>(src.size()), lt = static_cast<int64_t>(tgt_in[0].size());
+  const int64_t vocab = model.config().vocab_size;
+  Tensor src_ids = Tensor::empty({rows, ls}, DType::I32);
+  Tensor tgt_ids = Tensor::empty({rows, lt}, DType::I32);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(src.begin(), src.end(), src_ids.i32() + r * ls);
+    EXPECT_EQ(static_cast<int64_t>(tgt_in[r].size()), lt);
+    std::copy(tgt_in[r].begin(), tgt_in[r].end(), tgt_ids.i32() + r * lt);
+  }
+  Arena arena;
+  Context ctx(arena);
+  const Tensor src_pad = model.padding_mask(ctx, src_ids);
+  const Tensor memory = model.encode(ctx, src_ids, src_pad);
+  const Tensor logits =
+      model.decode(ctx, tgt_ids, ctx.zeros({rows, lt}, DType::U8), memory, src_pad);
+  std::vector<double> out(static_cast<size_t>(rows * lt * vocab));
+  for (int64_t p = 0; p < rows * lt; ++p) {
+    const float* x = logits.f32() + p * vocab;
+    const double top = *std::max_element(x, x + vocab);
+    double sum = 0;
+    for (int64_t v = 0; v < vocab; ++v) sum += std::exp(x[v] - top);
+    for (int64_t v = 0; v < vocab; ++v) out[p * vocab + v] = x[v] - top - std::log(sum);
+  }
+  return out;
+}
+
+// log p(tokens, EOS | src) from one teacher-forced pass over BOS + tokens.
+double full_pass_log_prob(Transformer& model, const Tokens& src, const Tokens& tokens) {
+  Tokens tgt_in{kBosId};
+  tgt_in.insert(tgt_in.end(), tokens.begin(), tokens.end());
+  const std::vector<double> logp = teacher_forced_log_probs(model, src, {tgt_in});
+  const int64_t vocab = model.config().vocab_size;
+  double sum = 0;
+  for (size_t i = 0; i <= tokens.size(); ++i)
+    sum += logp[i * vocab + (i < tokens.size() ? tokens[i] : kEosId)];
+  return sum;
+}
+
+struct Output {
+  Tokens tokens;
+  double log_prob;
+};
+
+// Every output the search may produce for `src` with at most `max_len` tokens: each token any id
+// but PAD, BOS and EOS, then EOS. The log-probabilities come from one teacher-forced pass over all
+// full-length sequences: position t of the sequence that continues a prefix of t tokens with the
+// first word gives that prefix's EOS probability.
+std::vector<Output> every_output(Transformer& model, const Tokens& src, int64_t max_len) {
+  const int64_t vocab = model.config().vocab_size;
+  const int64_t words = vocab - 3;  // ids 3 .. vocab - 1
+  int64_t full = 1;
+  for (int64_t t = 0; t < max_len; ++t) full *= words;
+  std::vector<Tokens> tgt_in(static_cast<size_t>(full));
+  for (int64_t r = 0; r < full; ++r) {
+    tgt_in[r].assign(static_cast<size_t>(max_len) + 1, kBosId);
+    for (int64_t t = max_len, rest = r; t >= 1; --t, rest /= words)
+      tgt_in[r][t] = static_cast<int32_t>(3 + rest % words);
+  }
+  const std::vector<double> logp = teacher_forced_log_probs(model, src, tgt_in);
+  const auto at = [&](int64_t row, int64_t position, int32_t token) {
+    return logp[(row * (max_len + 1) + position) * vocab + token];
+  };
+  std::vector<Output> out;
+  for (int64_t length = 0, stride = full; length <= max_len; ++length, stride /= words) {
+    for (int64_t row = 0; row < full; row += stride) {
+      Output o{Tokens(tgt_in[row].begin() + 1, tgt_in[row].begin() + 1 + length), 0.0};
+      for (int64_t t = 0; t < length; ++t) o.log_prob += at(row, t, o.tokens[t]);
+      o.log_prob += at(row, length, kEosId);
+      out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
+struct Ranked {
+  Tokens tokens;
+  double log_prob, score;
+};
+
+std::vector<Ranked> rank(const std::vector<Output>& outputs, double alpha) {
+  std::vector<Ranked> r;
+  for (const Output& o : outputs)
+    r.push_back({o.tokens, o.log_prob,
+                 o.log_prob / gnmt_lp(static_cast<int64_t>(o.tokens.size()) + 1, alpha)});
+  std::sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
+  return r;
+}
+
+Tensor one_source(const Tokens& src) {
+  Tensor t = Tensor::empty({1, static_cast<int64_t>(src.size())}, DType::I32);
+  std::copy(src.begin(), src.end(), t.i32());
+  return t;
+}
+
+std::string show(const Tokens& t) {
+  return fmt::format("[{}]", fmt::join(t, " "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A trained model. Vocabulary: PAD BOS EOS UNK and the words 4..7. Sources are one or two words;
+// each word gives a piece of the target:
+//   4 -> "5 6" (35%) or "6 x" with x uniform over 4..7 (65%): greedy search takes 6 first, but
+//        no "6 x" (16% each) is as likely as "5 6";
+//   5 -> "7";  6 -> "4 4";
+//   7 -> "7" (55%) or "5 5 5 5" (45%): the length penalty (alpha 1) favours the longer one.
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kVocab = 8;
+constexpr int64_t kExhaustiveLength = 4;
+
+Tokens target_piece(int32_t word, SplitMix64& rng) {
+  const float u = rng.uniform();
+  switch (word) {
+    case 4:
+      if (u < 0.35f) return {5, 6};
+      return {6, static_cast<int32_t>(rng.randint(4, 7))};
+    case 5:
+      return {7};
+    case 6:
+      return {4, 4};
+    default:
+      return u < 0.55f ? Tokens{7} : Tokens{5, 5, 5, 5};
+  }
+}
+
+std::vector<Example> toy_task(int n, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<Example> data;
+  for (int i = 0; i < n; ++i) {
+    Example e;
+    const int64_t len = rng.randint(1, 2);
+    for (int64_t t = 0; t < len; ++t) {
+      e.src.push_back(static_cast<int32_t>(rng.randint(4, 7)));
+      const Tokens piece = target_piece(e.src.back(), rng);
+      e.tgt.insert(e.tgt.end(), piece.begin(), piece.end());
+    }
+    data.push_back(std::move(e));
+  }
+  return data;
+}
+
+class BeamReference : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ModelConfig c;
+    c.layers = 1;
+    c.d_model = 32;
+    c.d_ff = 64;
+    c.heads = 4;
+    c.d_k = c.d_v = 8;
+    c.dropout = 0.0f;
+    c.label_smoothing = 0.0f;
+    c.vocab_size = kVocab;
+    c.max_positions = 16;
+    model_ = std::make_unique<Transformer>(c);
+    model_->init_parameters(3);
+    const std::vector<Example> train = toy_task(3000, 11);
+    TrainOptions o;
+    o.batch_tokens = 256;
+    o.warmup = 100;
+    o.lr_scale = 0.5f;  // peak 0.5 * 32^-0.5 * 100^-0.5 = 0.009
+    o.max_steps = 600;
+    o.log_every = 100;
+    o.valid_every = 0;
+    o.save_every_minutes = 0;
+    Trainer(*model_, train, nullptr, o).run(nullptr);
+    // Then anneal: a second run at a 25 times lower rate on larger batches, so the probabilities
+    // settle near the data's instead of moving with the last batches.
+    o.batch_tokens = 1024;
+    o.warmup = 1;
+    o.lr_scale = 0.02f;
+    o.max_steps = 200;
+    Trainer(*model_, train, nullptr, o).run(nullptr);
+  }
+  static void TearDownTestSuite() { model_.reset(); }
+
+  // Sources as the translator gives them to the search: the words, then EOS.
+  static std::vector<Tokens> sources() { return {{4, 2}, {5, 4, 2}, {4, 7, 2}, {7, 2}, {6, 4, 2}}; }
+  static constexpr double kAlphas[] = {0.0, 0.6, 1.0};
+
+  static SearchOptions options(int beam, double alpha, int64_t max_len) {
+    SearchOptions o;
+    o.beam = beam;
+    o.nbest = 1;
+    o.alpha = static_cast<float>(alpha);
+    o.max_len_a = 0.0f;
+    o.max_len_b = static_cast<int>(max_len);
+    return o;
+  }
+
+  static std::unique_ptr<Transformer> model_;
+};
+
+std::unique_ptr<Transformer> BeamReference::model_;
+
+TEST_F(BeamReference, TheModelLearnedTheGardenPath) {
+  const Tokens src{4, 2};
+  const std::vector<Ranked> ranked = rank(every_output(*model_, src, kExhaustiveLength), 0.0);
+  EXPECT_EQ(ranked[0].tokens, (Tokens{5, 6}));
+  EXPECT_NEAR(std::exp(ranked[0].log_prob), 0.35, 0.1);
+  // Each "6 x" has 0.65 / 4 in the data.
+  for (int32_t x = 4; x <= 7; ++x) {
+    const double p = std::exp(full_pass_log_prob(*model_, src, {6, x}));
+    EXPECT_GT(p, 0.08) << "6 " << x;
+    EXPECT_LT(p, 0.25) << "6 " << x;
+  }
+  const Hypothesis greedy = greedy_search(*model_, one_source(src), options(1, 0.0, 4))[0];
+  ASSERT_FALSE(greedy.tokens.empty());
+  EXPECT_EQ(greedy.tokens[0], 6) << show(greedy.tokens);
+}
+
+// With `words` = V - 3 tokens that are not EOS, a step with n live hypotheses has n * (words + 1)
+// candidates, and the beam keeps beam - (finished so far) of them. Taking all of them at every step
+// up to length L needs beam >= 1 + words + ... + words^L: then every output up to L finishes.
+TEST_F(BeamReference, AWideEnoughBeamFindsTheExhaustiveBest) {
+  const int64_t words = kVocab - 3;
+  int64_t beam = 0;
+  for (int64_t t = 0, n = 1; t <= kExhaustiveLength; ++t, n *= words) beam += n;
+  ASSERT_EQ(beam, 781);
+  int greedy_misses = 0, clear_winners = 0;
+  for (const Tokens& src : sources()) {
+    const std::vector<Output> outputs = every_output(*model_, src, kExhaustiveLength);
+    ASSERT_EQ(outputs.size(), static_cast<size_t>(beam));
+    for (const double alpha : kAlphas) {
+      SCOPED_TRACE(fmt::format("source {} alpha {}", show(src), alpha));
+      const std::vector<Ranked> best = rank(outputs, alpha);
+      // Unless the first two are too close for float32, the winner itself must be found.
+      const bool clear = best[0].score - best[1].score > 1e-4;
+      clear_winners += clear;
+      SearchOptions o = options(static_cast<int>(beam), alpha, kExhaustiveLength);
+      std::map<Tokens, const Ranked*> exact;
+      for (const Ranked& r : best) exact[r.tokens] = &r;
+      // nbest changes when the search may stop: after the first or the fifth finished output, or
+      // (nbest = beam) only when every output has finished.
+      for (const int nbest : {1, 5, static_cast<int>(beam)}) {
+        o.nbest = nbest;
+        const std::vector<Hypothesis> found = beam_search(*model_, one_source(src), o)[0];
+        ASSERT_EQ(found.size(), static_cast<size_t>(nbest));
+        if (clear) {
+          EXPECT_EQ(found[0].tokens, best[0].tokens)
+              << "nbest " << nbest << ": " << show(found[0].tokens) << " instead of "
+              << show(best[0].tokens);
+        }
+        std::set<Tokens> seen;
+        for (int r = 0; r < nbest; ++r) {
+          SCOPED_TRACE(fmt::format("nbest {} rank {}: {}", nbest, r, show(found[r].tokens)));
+          // The r-th best score (near ties may come in either order) ...
+          EXPECT_TRUE(close(found[r].score, best[r].score, 1e-5))
+              << found[r].score << " vs " << best[r].score;
+          // ... is the exact score of the tokens it came with, which no other rank has.
+          const auto same = exact.find(found[r].tokens);
+          ASSERT_NE(same, exact.end());
+          EXPECT_TRUE(close(found[r].log_prob, same->second->log_prob, 1e-5))
+              << found[r].log_prob << " vs " << same->second->log_prob;
+          EXPECT_TRUE(close(found[r].score, same->second->score, 1e-5));
+          EXPECT_TRUE(seen.insert(found[r].tokens).second) << "twice";
+        }
+      }
+      const Hypothesis greedy = greedy_search(*model_, one_source(src), o)[0];
+      if (greedy.tokens != best[0].tokens) {
+        ++greedy_misses;
+        EXPECT_LT(greedy.score, best[0].score - 1e-3);
+      }
+    }
+  }
+  // The search problem is not trivial: greedy search misses the best output somewhere.
+  EXPECT_GT(greedy_misses, 0);
+  EXPECT_GE(clear_winners, 12) << "of 15 cases";
+}
+
+TEST_F(BeamReference, BeamFourScoresAreThoseOfAFullForwardPass) {
+  int beats_greedy = 0;
+  for (const Tokens& src : sources()) {
+    const std::vector<Output> outputs = every_output(*model_, src, kExhaustiveLength);
+    for (const double alpha : kAlphas) {
+      SCOPED_TRACE(fmt::format("source {} alpha {}", show(src), alpha));
+      // Exhaustive search's length first, then a longer limit that it could not cover.
+      for (const int64_t max_len : {kExhaustiveLength, int64_t{9}}) {
+        SearchOptions o = options(4, alpha, max_len);
+        o.nbest = 4;
+        const std::vector<Hypothesis> found = beam_search(*model_, one_source(src), o)[0];
+        ASSERT_EQ(found.size(), 4u);
+        for (size_t r = 0; r < found.size(); ++r) {
+          const Hypothesis& h = found[r];
+          EXPECT_LE(static_cast<int64_t>(h.tokens.size()), max_len);
+          for (const int32_t t : h.tokens) EXPECT_TRUE(t >= 3 && t < kVocab) << show(h.tokens);
+          const double log_prob = full_pass_log_prob(*model_, src, h.tokens);
+          const double score = log_prob / gnmt_lp(static_cast<int64_t>(h.tokens.size()) + 1, alpha);
+          EXPECT_TRUE(close(h.log_prob, log_prob, 1e-5))
+              << show(h.tokens) << ": " << h.log_prob << " vs " << log_prob;
+          EXPECT_TRUE(close(h.score, score, 1e-5))
+              << show(h.tokens) << ": " << h.score << " vs " << score;
+          if (r > 0) {
+            EXPECT_GE(found[r - 1].score, h.score);
+          }
+          for (size_t q = 0; q < r; ++q) EXPECT_NE(found[q].tokens, h.tokens);
+        }
+        if (max_len != kExhaustiveLength) continue;
+        const std::vector<Ranked> best = rank(outputs, alpha);
+        const Hypothesis greedy = greedy_search(*model_, one_source(src), o)[0];
+        if (found[0].tokens == best[0].tokens && greedy.tokens != best[0].tokens) ++beats_greedy;
+      }
+    }
+  }
+  EXPECT_GT(beats_greedy, 0) << "beam 4 never found a better output than greedy search";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The independent PyTorch search.
+// ---------------------------------------------------------------------------------------------
+
+TEST(BeamReferenceGolden, NBestListsAndScoresMatchPyTorch) {
+  const std::string dir = TRANSDUCE_FIXTURES_DIR;
+  std::ifstream in(dir + "/golden_beam.json");
+  ASSERT_TRUE(in) << "cannot read " << dir << "/golden_beam.json";
+  const nlohmann::json fixture = nlohmann::json::parse(in);
+  const std::string path = dir + "/" + fixture.at("weights").get<std::string>();
+  const io::SafetensorsFile file = io::load_safetensors(path);
+  Transformer model(io::config_from_metadata(file, path));
+  io::load_weights(model, file, path);
+
+  const auto sources = fixture.at("sources").get<std::vector<Tokens>>();
+  ASSERT_GE(sources.size(), 4u);
+  size_t width = 0;
+  for (const Tokens& s : sources) width = std::max(width, s.size());
+  Tensor src = Tensor::zeros({static_cast<int64_t>(sources.size()), static_cast<int64_t>(width)},
+                             DType::I32);
+  for (size_t b = 0; b < sources.size(); ++b)
+    std::copy(sources[b].begin(), sources[b].end(), src.i32() + b * width);
+
+  const auto close_enough = [](double got, double want) { return close(got, want, 1e-4); };
+  int cases = 0;
+  std::map<std::pair<int, float>, std::vector<Tokens>> best_of;  // (beam, alpha) -> best outputs
+  for (const nlohmann::json& c : fixture.at("cases")) {
+    SearchOptions o;
+    o.beam = c.at("beam").get<int>();
+    o.nbest = c.at("nbest").get<int>();
+    o.alpha = c.at("alpha").get<float>();
+    o.max_len_a = fixture.at("max_len_a").get<float>();
+    o.max_len_b = fixture.at("max_len_b").get<int>();
+    SCOPED_TRACE(fmt::format("beam {} nbest {} alpha {}", o.beam, o.nbest, o.alpha));
+    const std::vector<std::vector<Hypothesis>> found = beam_search(model, src, o);
+    std::vector<Hypothesis> greedy;
+    if (o.beam == 1) greedy = greedy_search(model, src, o);
+    const nlohmann::json& results = c.at("results");
+    ASSERT_EQ(results.size(), sources.size());
+    std::vector<Tokens>& best = best_of[{o.beam, o.alpha}];
+    best.clear();
+    for (const auto& hyps : found) best.push_back(hyps.empty() ? Tokens{} : hyps[0].tokens);
+    for (size_t s = 0; s < sources.size(); ++s) {
+      const nlohmann::json& want = results[s];
+      ASSERT_EQ(found[s].size(), want.size()) << "source " << s;
+      for (size_t r = 0; r < want.size(); ++r) {
+        const Tokens tokens = want[r].at("tokens").get<Tokens>();
+        const double log_prob = want[r].at("log_prob").get<double>();
+        const double score = want[r].at("score").get<double>();
+        const Hypothesis& h = found[s][r];
+        EXPECT_EQ(h.tokens, tokens) << "source " << s << " rank " << r;
+        EXPECT_TRUE(close_enough(h.log_prob, log_prob))
+            << "source " << s << " rank " << r << ": " << h.log_prob << " vs " << log_prob;
+        EXPECT_TRUE(close_enough(h.score, score))
+            << "source " << s << " rank " << r << ": " << h.score << " vs " << score;
+        if (!greedy.empty()) {
+          EXPECT_EQ(greedy[s].tokens, tokens) << "greedy, source " << s;
+          EXPECT_TRUE(close_enough(greedy[s].score, score)) << "greedy, source " << s;
+        }
+      }
+    }
+    ++cases;
+  }
+  // Beams 1, 2 and 4, each with nbest 1 and nbest = beam, at alpha 0, 0.6 and 1.
+  EXPECT_EQ(cases, 15);
+  // The fixture is no easy case: beam 4 finds outputs greedy search does not.
+  int beam_wins = 0;
+  for (const float alpha : {0.0f, 0.6f, 1.0f}) {
+    ASSERT_TRUE(best_of.count({1, alpha}) && best_of.count({4, alpha}));
+    for (size_t s = 0; s < sources.size(); ++s)
+      beam_wins += best_of[{1, alpha}][s] != best_of[{4, alpha}][s];
+  }
+  EXPECT_GT(beam_wins, 0);
+}
+
+}  // namespace
+}  // namespace transduce
