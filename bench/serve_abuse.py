@@ -2,7 +2,10 @@
 """The translation service under abuse: many clients mixing valid, malformed and oversized requests.
 
     bench/serve_abuse.py [--model MODEL_DIR] [--clients 64] [--requests 200] [--seed 1]
+                         [--threads N] [--skip VARIANT ...] [--heavy-concurrency 4]
                          [--transduce build/transduce] [--work DIR] [-- SERVE FLAGS...]
+
+    nice -n 19 bench/serve_abuse.py --clients 64 --requests 200 --threads 1    (docs/reliability.md)
 
 It starts `transduce serve -m MODEL_DIR --port 0` (without --model it first trains a small model
 for a few hundred updates on a slice of Multi30k, or on a toy corpus when that is missing), reads

@@ -13,6 +13,7 @@ namespace {
 int int_field(const nlohmann::json& j, const char* key, int fallback) {
   const auto it = j.find(key);
   if (it == j.end()) return fallback;
+  if (!it->is_number()) fail("config: {} must be an integer, not a {}", key, it->type_name());
   if (const std::optional<int> v = json_number<int>(*it)) return *v;
   fail("config: {} must be an integer that fits in 32 bits, got {}", key, it->dump());
 }

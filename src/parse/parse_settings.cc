@@ -28,6 +28,7 @@ double rounded(float x) {
 int int_setting(const nlohmann::json& d, const char* key, int fallback, const std::string& path) {
   const auto it = d.find(key);
   if (it == d.end()) return fallback;
+  if (!it->is_number()) fail("{}: \"{}\" must be an integer, not a {}", path, key, it->type_name());
   if (const std::optional<int> v = json_number<int>(*it)) return *v;
   fail("{}: \"{}\" must be an integer that fits in 32 bits, got {}", path, key, it->dump());
 }

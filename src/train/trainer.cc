@@ -29,12 +29,11 @@ template <typename T>
 T option(const nlohmann::json& j, const char* key, T fallback) {
   const auto it = j.find(key);
   if (it == j.end()) return fallback;
-  if (const std::optional<T> v = json_number<T>(*it)) return *v;
-  if constexpr (std::is_floating_point_v<T>)
+  if (!it->is_number())
     fail("the saved training options: {} must be a number, not {}", key, it->type_name());
-  else
-    fail("the saved training options: {} must be an integer within [{}, {}], got {}", key,
-         std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), it->dump());
+  if (const std::optional<T> v = json_number<T>(*it)) return *v;  // every number, for a float
+  fail("the saved training options: {} must be an integer within [{}, {}], got {}", key,
+       std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), it->dump());
 }
 
 }  // namespace
