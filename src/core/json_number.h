@@ -1,7 +1,8 @@
 // A JSON value read as a C++ number without surprises: nlohmann's get<int>() wraps an integer out
 // of range, converts a float out of range (undefined behaviour) and throws its own type_error for
 // a string. Readers of files from outside (config.json, parse.json, state.json) use this and say
-// what is wrong in their own words. (The fuzz targets in fuzz/ found each of those cases.)
+// what is wrong in their own words. (Each case was found through the fuzz targets of fuzz/: by
+// the fuzzer, or by inputs written for them.)
 #pragma once
 
 #include <cmath>
