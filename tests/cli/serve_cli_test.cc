@@ -40,6 +40,25 @@ int listening_port(const std::string& output) {
              : 0;
 }
 
+// A request that keeps the random model busy: it writes the longest outputs allowed.
+json busy_request(int sentences, int beam) {
+  json busy = {{"text", json::array()}, {"beam", beam}};
+  for (int i = 0; i < sentences; ++i) busy["text"].push_back("red dog runs over the street a cat");
+  return busy;
+}
+
+// Polls /health until one request is running and `queued` wait behind it; false if /health fails.
+bool wait_for_queue(httplib::Client& client, int queued) {
+  for (int tries = 0; tries < 60000; ++tries) {
+    auto h = client.Get("/health");
+    if (!h) return false;
+    const json s = json::parse(h->body);
+    if (s["running_requests"] == 1 && s["queued_requests"] == queued) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
 TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
   ChildProcess server({TRANSDUCE_BINARY, "--threads", "1", "serve", "-m", model(), "--port", "0",
                        "--max-wait-ms", "0"});
@@ -52,10 +71,8 @@ TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
 
-  // Two requests that keep the model busy (a random model writes the longest outputs allowed):
-  // the second waits in the queue behind the first.
-  json busy = {{"text", json::array()}, {"beam", 8}};
-  for (int i = 0; i < 32; ++i) busy["text"].push_back("red dog runs over the street a cat");
+  // Two requests that keep the model busy: the second waits in the queue behind the first.
+  const json busy = busy_request(32, 8);
   std::vector<int> statuses(2, 0);
   std::vector<size_t> answered(2, 0);
   std::atomic<bool> signalled{false};
@@ -72,13 +89,7 @@ TEST_F(ServeCommand, SigtermAnswersTheRequestsAlreadyReceivedThenExitsZero) {
       if (res->status == 200) answered[c] = json::parse(res->body)["translations"].size();
     });
     // The first must be running before the second is sent, and the second queued before the signal.
-    for (int tries = 0; tries < 60000; ++tries) {
-      auto h = client.Get("/health");
-      ASSERT_TRUE(h);
-      const json s = json::parse(h->body);
-      if (s["running_requests"] == 1 && s["queued_requests"] == c) break;
-      std::this_thread::sleep_for(1ms);
-    }
+    EXPECT_TRUE(wait_for_queue(client, c)) << "the queue never held " << c << " behind one";
   }
   signalled = true;
   server.signal(SIGTERM);
@@ -103,10 +114,8 @@ TEST_F(ServeCommand, WhileStoppingNewConnectionsAreRefusedAndASecondSignalExitsA
   const int port = listening_port(server.output());
   ASSERT_GT(port, 0) << server.output();
   httplib::Client client("127.0.0.1", port);
-  // Three requests that keep the model busy for seconds: one running, two queued (a random model
-  // writes the longest outputs allowed).
-  json busy = {{"text", json::array()}, {"beam", 16}};
-  for (int i = 0; i < 64; ++i) busy["text"].push_back("red dog runs over the street a cat");
+  // Three requests that keep the model busy for seconds: one running, two queued.
+  const json busy = busy_request(64, 16);
   std::atomic<int> answered{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 3; ++c) {
@@ -116,13 +125,7 @@ TEST_F(ServeCommand, WhileStoppingNewConnectionsAreRefusedAndASecondSignalExitsA
       auto res = cli.Post("/v1/translate", busy.dump(), "application/json");
       if (res && res->status == 200) ++answered;
     });
-    for (int tries = 0; tries < 60000; ++tries) {
-      auto h = client.Get("/health");
-      ASSERT_TRUE(h);
-      const json s = json::parse(h->body);
-      if (s["running_requests"] == 1 && s["queued_requests"] == c) break;
-      std::this_thread::sleep_for(1ms);
-    }
+    EXPECT_TRUE(wait_for_queue(client, c)) << "the queue never held " << c << " behind one";
   }
   server.signal(SIGTERM);
   ASSERT_TRUE(server.wait_for_output("answering the requests already received", 60s))
