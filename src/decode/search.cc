@@ -166,11 +166,13 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
     for (size_t a = 0; a < active.size(); ++a) {
       const int32_t s = active[a];
       std::vector<Live>& beams = live[s];
-      // The best 2k continuations over all k beams: enough to find k that do not end. Each beam's
-      // best `top` tokens are found in one scan of its row, then the k short lists are merged.
+      // The best `slots` continuations over all k beams, one for each place not yet taken by an
+      // ended hypothesis; those among them that end take their place (the beam narrows as
+      // hypotheses end). Each beam's best `slots` tokens are found in one scan of its row, then
+      // the k short lists are merged.
       std::vector<Hypothesis>& done = finished[s];
-      int64_t slots = k - static_cast<int64_t>(done.size());
-      const size_t top = 2 * static_cast<size_t>(slots);
+      const int64_t slots = k - static_cast<int64_t>(done.size());
+      const size_t top = static_cast<size_t>(slots);
       auto better = [](const Candidate& x, const Candidate& y) {
         if (x.total != y.total) return x.total > y.total;
         return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
@@ -199,16 +201,12 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
 
       std::vector<Live> next;
       std::vector<int32_t> parents;
-      const int64_t eligible = slots;  // an ending counts only among the best `slots` candidates
-      for (size_t c = 0; c < top_all && static_cast<int64_t>(next.size()) < slots; ++c) {
+      for (size_t c = 0; c < top_all; ++c) {
         const Candidate& cand = candidates[c];
         const Live& parent = beams[cand.beam];
         if (cand.token == kEosId) {
-          if (static_cast<int64_t>(c) < eligible) {
-            const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
-            done.push_back({parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
-            --slots;
-          }
+          const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
+          done.push_back({parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
           continue;
         }
         Live l{parent.tokens, cand.total};
