@@ -53,6 +53,7 @@ void run_parse(const ParseFlags& f) {
   options.scheme = *parse::scheme_from_name(settings->scheme);
   options.max_opens = settings->max_opens;
   options.any_word = f.word_score == "any";
+  if (!given("--bracket-bonus")) options.bracket_bonus = settings->bracket_bonus;
   parse::Parser parser(loaded.model(), loaded.tokenizer(), options);
 
   LineStreams streams(f.input, f.output);
@@ -103,6 +104,7 @@ void run_parse(const ParseFlags& f) {
         {"seconds", seconds},
         {"beam", options.search.beam},
         {"alpha", options.search.alpha},
+        {"bracket_bonus", options.bracket_bonus},
         {"max_len_a", options.search.max_len_a},
         {"max_len_b", options.search.max_len_b},
         {"constrained", options.constrained},
@@ -131,6 +133,10 @@ void register_parse(CLI::App& app) {
                   "output length limit a * source + b (default: parse.json, 1)");
   cmd->add_option("--max-len-b", s.max_len_b,
                   "output length limit a * source + b (default: parse.json, 300)");
+  cmd->add_option("--bracket-bonus", f->options.bracket_bonus,
+                  "added to the log-probability of each opening bracket: above 0, more "
+                  "constituents (default: parse.json, 0)")
+      ->check(CLI::Range(-10.0, 10.0));
   cmd->add_option("--word-score", f->word_score,
                   "the words scheme: score the next word as any word (any) or as its exact "
                   "pieces (pieces)")

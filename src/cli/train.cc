@@ -240,6 +240,7 @@ void train(TrainFlags& f, Communicator* comm) {
   if (rank == 0)
     json_log = std::make_unique<TrainLogFile>((fs::path(model_dir) / "train_log.jsonl").string(),
                                               checkpoint ? trainer->step() : -1);
+  const int64_t first_step = trainer->step();
   g_running = trainer.get();
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
@@ -266,7 +267,13 @@ void train(TrainFlags& f, Communicator* comm) {
       });
   g_running = nullptr;
   if (tty) fmt::print(stderr, "\r\033[K");
-  spdlog::info("saved {} (step {})", model_dir, trainer->step());
+  if (checkpoint && trainer->step() == first_step && trainer->limits_reached())
+    spdlog::info(
+        "{} is at its limits already (step {}): nothing to train; raise --max-steps, "
+        "--max-epochs or --max-minutes to go on",
+        model_dir, first_step);
+  else
+    spdlog::info("saved {} (step {})", model_dir, trainer->step());
 }
 
 void run_train(TrainFlags& f) {

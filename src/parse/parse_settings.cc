@@ -45,7 +45,8 @@ void write_parse_settings(const std::string& model_dir, const ParseSettings& s) 
         {"max_len_a", rounded(s.max_len_a)},
         {"max_len_b", s.max_len_b},
         {"constrained", s.constrained},
-        {"max_opens", s.max_opens}}},
+        {"max_opens", s.max_opens},
+        {"bracket_bonus", rounded(s.bracket_bonus)}}},
   };
   io::write_file_atomically((std::filesystem::path(model_dir) / kFile).string(), j.dump(2) + "\n");
 }
@@ -72,6 +73,7 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
     s.max_len_b = int_setting(d, "max_len_b", s.max_len_b, path);
     s.constrained = d.value("constrained", s.constrained);
     s.max_opens = int_setting(d, "max_opens", s.max_opens, path);
+    s.bracket_bonus = d.value("bracket_bonus", s.bracket_bonus);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: a value of the wrong type ({})", path, e.what());
   }
@@ -81,6 +83,8 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
   if (s.beam < 1) fail("{}: beam {} is not positive", path, s.beam);
   // A negative exponent would reward length without bound and void the search's early stop.
   if (!(s.alpha >= 0 && s.alpha <= 10)) fail("{}: alpha {} is not between 0 and 10", path, s.alpha);
+  if (!(s.bracket_bonus >= -10 && s.bracket_bonus <= 10))
+    fail("{}: bracket_bonus {} is not between -10 and 10", path, s.bracket_bonus);
   return s;
 }
 

@@ -19,6 +19,9 @@ struct ParseSettings {
   // The constraint's most opening brackets in a row: the most the training trees have before a
   // word (0: no limit).
   int max_opens = 0;
+  // Added to the log-probability of each opening bracket (TreeConstraint's open_bonus): above 0
+  // the parser writes more constituents. The recipe chooses it on the dev set.
+  float bracket_bonus = 0.0f;
 };
 
 // Written atomically. Reading: nullopt when the directory has no parse.json (not a parser); a

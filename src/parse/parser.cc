@@ -25,7 +25,8 @@ Parser::Parser(Transformer& model, const Tokenizer& tokenizer, ParseOptions opti
       options_(std::move(options)),
       vocab_(tokenizer),
       constraint_(vocab_, options_.max_opens,
-                  options_.any_word && options_.scheme == TreeScheme::kWords),
+                  options_.any_word && options_.scheme == TreeScheme::kWords,
+                  options_.bracket_bonus),
       translator_(model, tokenizer, translate_options(options_)) {}
 
 std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::string>>& sentences,

@@ -24,6 +24,7 @@ struct ParseOptions {
   int64_t max_opens = 0;  // TreeConstraint's limit on opening brackets in a row (0: none)
   // The words scheme: score "a word here" rather than the exact piece (TreeConstraint).
   bool any_word = true;
+  float bracket_bonus = 0;  // TreeConstraint's open_bonus (constrained decoding only)
   TreeScheme scheme = TreeScheme::kPlaceholder;  // what the model was trained to write
 };
 

@@ -64,7 +64,9 @@ void TreeConstraint::apply(std::span<const int32_t> prefix, const EncodedWords& 
       const bool ok = vocab_.kind(id) == TreeVocab::kOpening
                           ? open_ok
                           : close_ok && vocab_.label_index(id) == open.back().label;
-      if (ok) kept.emplace_back(id, logp[id]);
+      if (!ok) continue;
+      const bool opening = vocab_.kind(id) == TreeVocab::kOpening;
+      kept.emplace_back(id, opening ? std::min(logp[id] + open_bonus_, 0.0f) : logp[id]);
     }
   }
   std::fill(logp, logp + vocab_.size(), -std::numeric_limits<float>::infinity());

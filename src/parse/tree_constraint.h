@@ -23,8 +23,14 @@ class TreeConstraint {
   // weighs brackets against "a word here", as the `xx` scheme's slot does, rather than against
   // the model's guess of the exact piece, which a half-trained model gets wrong and then escapes
   // into opening brackets.
-  TreeConstraint(const TreeVocab& vocab, int64_t max_opens = 0, bool any_word = false)
-      : vocab_(vocab), max_opens_(max_opens), any_word_(any_word) {}
+  //
+  // `open_bonus`: added to the log-probability of every opening bracket (capped at 0, so that a
+  // hypothesis never gains by growing and the search's early stop stays sound). Like a word
+  // penalty in translation, it trades precision for recall: above 0 the search prefers more
+  // constituents.
+  TreeConstraint(const TreeVocab& vocab, int64_t max_opens = 0, bool any_word = false,
+                 float open_bonus = 0.0f)
+      : vocab_(vocab), max_opens_(max_opens), any_word_(any_word), open_bonus_(open_bonus) {}
 
   // Sets to -inf every entry of `logp` (one per id of the vocabulary) that may not follow
   // `prefix` (assumed to obey the same rules) in a target whose words are `words`
@@ -45,6 +51,7 @@ class TreeConstraint {
   const TreeVocab& vocab_;
   int64_t max_opens_;
   bool any_word_;
+  float open_bonus_;
 };
 
 }  // namespace transduce::parse

@@ -63,6 +63,10 @@ json hypothesis(const Translation& t, const Tokenizer& tokenizer) {
 
 }  // namespace
 
+int64_t max_sentence_bytes(const ServiceLimits& limits) {
+  return limits.max_sentence_tokens * kBytesPerToken;
+}
+
 double json_float(float x) {
   if (!std::isfinite(x)) return x;
   return std::strtod(fmt::format("{}", x).c_str(), nullptr);
@@ -91,8 +95,16 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
                                          const ServiceLimits& limits,
                                          const TranslateOptions& defaults) {
   json doc;
+  // A request nests two levels ({"text": [...]}); 100,000 nested brackets would cost tens of MB
+  // to build before being refused, so parsing stops at the first level past kMaxJsonDepth.
+  const json::parser_callback_t depth_limit = [](int depth, json::parse_event_t event, json&) {
+    if (depth >= kMaxJsonDepth &&
+        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
+      throw bad(fmt::format("the body nests arrays and objects more than {} deep", kMaxJsonDepth));
+    return true;
+  };
   try {
-    doc = json::parse(body);
+    doc = json::parse(body, depth_limit);
   } catch (const json::exception& e) {
     // nlohmann's message names the byte: "parse error at line 1, column 9: ...". A number too
     // large for a double ("1e999") is an out_of_range, not a parse_error (found by
@@ -154,7 +166,17 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
     r.options.attention = a.get<bool>();
   }
 
+  // Splitting a sentence into pieces costs time and memory in its length (1 s and 250 MB for a
+  // megabyte), so one too long to fit max_sentence_tokens pieces is refused before that.
+  const int64_t max_bytes = max_sentence_bytes(limits);
   for (size_t i = 0; i < r.text.size(); ++i) {
+    if (static_cast<int64_t>(r.text[i].size()) > max_bytes)
+      throw ApiError(
+          400,
+          fmt::format("\"text\"[{}] is {} bytes long; this server takes at most {} "
+                      "({} bytes for each of max_sentence_tokens {})",
+                      i, r.text[i].size(), max_bytes, kBytesPerToken, limits.max_sentence_tokens),
+          "max_sentence_tokens", limits.max_sentence_tokens);
     std::vector<int32_t> ids = tokenizer.encode(r.text[i]);
     if (static_cast<int64_t>(ids.size()) > limits.max_sentence_tokens)
       throw ApiError(400,

@@ -21,6 +21,15 @@ struct ServiceLimits {
   int max_beam = 16;
 };
 
+// Arrays and objects in a request body nest at most this deep ({"text": [...]} is 2).
+inline constexpr int kMaxJsonDepth = 16;
+// A sentence longer than max_sentence_tokens * kBytesPerToken bytes is refused without splitting
+// it into pieces. SentencePiece's pieces hold at most 16 characters (its default, which
+// `transduce vocab` keeps) of at most 4 bytes, so such a sentence has more pieces than the limit
+// unless it is mostly runs of spaces or characters outside the vocabulary.
+inline constexpr int64_t kBytesPerToken = 64;
+int64_t max_sentence_bytes(const ServiceLimits& limits);
+
 class ApiError : public std::runtime_error {
  public:
   // `limit` names the server option that was exceeded ("" when none), `max` its value.
@@ -43,7 +52,8 @@ struct TranslateRequest {
 
 // Reads {"text": "..." | ["...", ...], "beam": 4, "alpha": 0.6, "nbest": 1, "attention": false}
 // (only "text" is required). Malformed JSON, a field of the wrong type or value, or an unknown
-// field is a 400; too many sentences a 413; a sentence of more pieces than the limit a 400.
+// field is a 400; too many sentences a 413; a sentence of more pieces than the limit, or of more
+// bytes than max_sentence_bytes, a 400.
 TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
                                          const ServiceLimits& limits,
                                          const TranslateOptions& defaults);

@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -108,10 +110,14 @@ void TranslationServer::routes() {
     send_json(res, 200, model);
   });
 
-  http_->Post("/v1/translate", [this](const httplib::Request& req, httplib::Response& res) {
+  // The body is read here rather than by httplib, which holds a chunked body to no limit and a
+  // form-encoded one (curl -d's content type) to 8 KiB of its own.
+  http_->Post("/v1/translate", [this](const httplib::Request&, httplib::Response& res,
+                                      const httplib::ContentReader& read) {
     try {
+      const std::string body = read_body(read, res);
       const TranslateRequest request =
-          parse_translate_request(req.body, tokenizer_, options_.limits, options_.defaults);
+          parse_translate_request(body, tokenizer_, options_.limits, options_.defaults);
       std::vector<std::vector<Translation>> results;
       if (!request.sources.empty()) {
         TranslationQueue::Admission admission = queue_.submit(request.sources, request.options);
@@ -140,11 +146,7 @@ void TranslationServer::routes() {
         return send_error(
             res, ApiError(404, fmt::format("no such endpoint: {} {}", req.method, req.path)));
       case 413:
-        return send_error(
-            res, ApiError(413,
-                          fmt::format("the body is larger than this server takes ({} bytes)",
-                                      options_.limits.max_body_bytes),
-                          "max_body_bytes", options_.limits.max_body_bytes));
+        return send_error(res, body_too_large());
       case 400:
         return send_error(res, ApiError(400, "the request is not valid HTTP"));
       default:
@@ -164,6 +166,34 @@ void TranslationServer::routes() {
       });
 }
 
+ApiError TranslationServer::body_too_large() const {
+  return ApiError(413,
+                  fmt::format("the body is larger than this server takes ({} bytes)",
+                              options_.limits.max_body_bytes),
+                  "max_body_bytes", options_.limits.max_body_bytes);
+}
+
+std::string TranslationServer::read_body(const httplib::ContentReader& read,
+                                         httplib::Response& res) const {
+  const auto limit = static_cast<uint64_t>(options_.limits.max_body_bytes);
+  std::string body;
+  uint64_t seen = 0;
+  // Past the limit the rest of the body is read and dropped, so that the answer comes after it
+  // and the connection stays usable; a body over kDrainFactor times the limit is not waited for.
+  const bool complete = read([&](const char* data, size_t n) {
+    seen += n;
+    if (seen <= limit) body.append(data, n);
+    return seen <= limit * kDrainFactor;
+  });
+  // httplib answers 413 itself (and reads nothing) for a Content-Length over the limit.
+  if (seen > limit || res.status == 413) {
+    if (!complete) res.set_header("Connection", "close");
+    throw body_too_large();
+  }
+  if (!complete) throw ApiError(400, "the body could not be read (cut short or badly chunked)");
+  return body;
+}
+
 int TranslationServer::bind() {
   int port = options_.port;
   if (port == 0) {
@@ -181,11 +211,23 @@ int TranslationServer::bind() {
 }
 
 void TranslationServer::serve() {
-  http_->listen_after_bind();
+  serve_entered_ = true;
+  if (!stop_requested_) http_->listen_after_bind();
+  serve_done_ = true;
 }
 
 void TranslationServer::stop() {
-  http_->stop();
+  stop_requested_ = true;
+  if (!serve_entered_) return;  // serve() has yet to check the request: it will not listen
+  // httplib's stop() does nothing until its loop has started: serve() may be just before it (a
+  // signal at startup, or a test that stops a server it has just started).
+  while (!serve_done_) {
+    if (http_->is_running()) {
+      http_->stop();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace transduce

@@ -8,6 +8,8 @@
 //   POST /v1/translate   see serve/api.h
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,8 +19,10 @@
 #include "serve/translation_queue.h"
 
 namespace httplib {
+class ContentReader;
 class Server;
-}
+struct Response;
+}  // namespace httplib
 
 namespace transduce {
 
@@ -44,11 +48,20 @@ class TranslationServer {
   int bind();
   // Answers requests until stop(); returns once every request in progress has been answered.
   void serve();
-  // From any thread: stop accepting connections; requests being handled are still answered.
+  // From any thread, before or after serve() starts: stop accepting connections; requests being
+  // handled are still answered.
   void stop();
 
  private:
+  // A body over the limit is read on (and dropped) up to this many times the limit before the
+  // 413, so that the connection can carry the next request.
+  static constexpr uint64_t kDrainFactor = 16;
+
   void routes();
+  // The request body, read through `read` and held to limits.max_body_bytes (a 413 ApiError
+  // beyond it, whether sent with a Content-Length or chunked); a body cut short is a 400.
+  std::string read_body(const httplib::ContentReader& read, httplib::Response& res) const;
+  ApiError body_too_large() const;
 
   const Tokenizer& tokenizer_;
   TranslationQueue& queue_;
@@ -57,6 +70,8 @@ class TranslationServer {
   ServerOptions options_;
   std::unique_ptr<httplib::Server> http_;
   int listen_socket_ = -1;
+  // stop() before, during or after serve()'s start (see stop()).
+  std::atomic<bool> stop_requested_{false}, serve_entered_{false}, serve_done_{false};
 };
 
 }  // namespace transduce

@@ -1,7 +1,10 @@
 #include "train/train_log_file.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <spdlog/spdlog.h>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -42,9 +45,28 @@ std::string kept_lines(const std::string& path, int64_t resume_step) {
   return kept;
 }
 
+// Removes the temporary files of rewrites of `path` that a killed run left (io/atomic_file.h
+// names them PATH.tmp.PID.N). Only one run writes a model's log, and it has written nothing yet.
+void remove_leftover_rewrites(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + ".tmp.";
+  std::error_code ec;
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) != 0 || !e.is_regular_file(ec)) continue;
+    std::error_code rec;
+    fs::remove(e.path(), rec);
+    if (rec)
+      spdlog::warn("{}: cannot remove a leftover temporary file: {}", e.path().string(),
+                   rec.message());
+  }
+}
+
 }  // namespace
 
 TrainLogFile::TrainLogFile(std::string path, int64_t resume_step) : path_(std::move(path)) {
+  remove_leftover_rewrites(path_);
   io::write_file_atomically(path_,
                             resume_step < 0 ? std::string() : kept_lines(path_, resume_step));
   file_ = std::fopen(path_.c_str(), "a");

@@ -103,10 +103,28 @@ nlohmann::json Trainer::state() const {
 }
 
 void Trainer::restore(const nlohmann::json& state) {
-  step_ = state.at("step").get<int64_t>();
-  epoch_ = state.at("epoch").get<int64_t>();
-  batch_in_epoch_ = state.at("batch_in_epoch").get<int64_t>();
-  elapsed_before_ = state.value("elapsed_seconds", 0.0);
+  if (!state.is_object())
+    fail("the checkpoint's training state should be a JSON object, not {}", state.type_name());
+  // A count saved by state(): present, an integer, not negative.
+  const auto count = [&](const char* key) {
+    const auto it = state.find(key);
+    if (it == state.end()) fail("the checkpoint's training state has no {}", key);
+    const std::optional<int64_t> v = json_number<int64_t>(*it);
+    if (!v || *v < 0)
+      fail("the checkpoint's training state: {} must be a whole number of at least 0, got {}", key,
+           it->dump());
+    return *v;
+  };
+  step_ = count("step");
+  epoch_ = count("epoch");
+  batch_in_epoch_ = count("batch_in_epoch");
+  const auto elapsed = state.find("elapsed_seconds");
+  const std::optional<double> seconds =
+      elapsed == state.end() ? std::optional<double>(0.0) : json_number<double>(*elapsed);
+  if (!seconds || !std::isfinite(*seconds) || *seconds < 0)
+    fail("the checkpoint's training state: elapsed_seconds must be a number of at least 0, got {}",
+         elapsed->dump());
+  elapsed_before_ = *seconds;
   if (adam_.steps() != step_)
     fail("checkpoint state says step {} but its optimizer has taken {} steps", step_,
          adam_.steps());
@@ -128,8 +146,13 @@ const std::vector<int64_t>* Trainer::next_batch() {
     plan_ = batcher_.epoch_plan(epoch_);
     plan_epoch_ = epoch_;
   }
-  const std::vector<int64_t>* batch = &plan_[static_cast<size_t>(batch_in_epoch_)];
-  return batch;
+  // Only a resumed run can be past the end: its checkpoint was made on other training data.
+  if (batch_in_epoch_ >= static_cast<int64_t>(plan_.size()))
+    fail(
+        "the checkpoint stopped at batch {} of epoch {}, but this training data makes {} batches "
+        "an epoch: resume with the data (and --batch-tokens) it was trained on",
+        batch_in_epoch_ + 1, epoch_ + 1, plan_.size());
+  return &plan_[static_cast<size_t>(batch_in_epoch_)];
 }
 
 bool Trainer::update(Interval& sums) {
@@ -222,7 +245,9 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
   const bool leader = comm_.rank() == 0;
   run_start_ = now_seconds();
   last_save_time_ = elapsed();
-  int64_t last_saved_step = step_, last_valid_step = -1;
+  // The step a run resumes from is not validated again: a finished run ended with a validation,
+  // and a killed one is validated when the resumed run makes an update and ends.
+  int64_t last_saved_step = step_, last_valid_step = step_ > 0 ? step_ : -1;
   double interval_start = now_seconds();
   Interval interval;
 

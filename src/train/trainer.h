@@ -89,6 +89,8 @@ class Trainer {
   // Mean loss and perplexity over the validation set (dropout off).
   TrainLog validate();
   int64_t step() const { return step_; }
+  // Whether --max-steps, --max-epochs or --max-minutes is reached.
+  bool limits_reached() const;
   Adam& optimizer() { return adam_; }
   const TrainOptions& options() const { return options_; }
 
@@ -102,7 +104,6 @@ class Trainer {
   // used up on every rank.
   bool update(Interval& sums);
   const std::vector<int64_t>* next_batch();
-  bool limits_reached() const;
   double elapsed() const;
   void save();
 

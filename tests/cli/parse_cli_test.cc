@@ -76,6 +76,7 @@ TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
   EXPECT_EQ(settings["decoding"]["max_len_a"], 1.0);
   EXPECT_EQ(settings["decoding"]["max_len_b"], 300);
   EXPECT_EQ(settings["decoding"]["constrained"], true);
+  EXPECT_EQ(settings["decoding"]["bracket_bonus"], 0.0);
   EXPECT_EQ(settings["decoding"]["max_opens"],
             parse::max_opens_in_a_row(parse::read_normalised_trees(dir_->trees())));
   // Averaging keeps it a parser.
@@ -118,6 +119,7 @@ TEST_F(ParseCommand, ParsesEveryLineIntoATreeOverItsWordsInOrder) {
   EXPECT_EQ(stats["words"], 27);
   EXPECT_EQ(stats["beam"], 21);
   EXPECT_EQ(stats["constrained"], true);
+  EXPECT_EQ(stats["bracket_bonus"], 0.0);
   EXPECT_EQ(stats["repaired_sentences"], 0);
 
   // Flags override the model's defaults; stdin works as the input.
@@ -131,6 +133,24 @@ TEST_F(ParseCommand, ParsesEveryLineIntoATreeOverItsWordsInOrder) {
   EXPECT_EQ(fs["beam"], 2);
   EXPECT_EQ(fs["constrained"], false);
   EXPECT_EQ(fs["max_len_b"], 5);
+
+  // A bracket bonus from parse.json is used, and the flag overrides it.
+  fs::create_directories(path("bonus_parser"));
+  for (const char* f : {"config.json", "model.safetensors", "spm.model"})
+    fs::copy_file(trained() + "/" + f, path("bonus_parser/") + f,
+                  fs::copy_options::overwrite_existing);
+  nlohmann::json bonus = read_json(trained() + "/parse.json");
+  bonus["decoding"]["bracket_bonus"] = 0.5;
+  std::ofstream(path("bonus_parser/parse.json")) << bonus.dump();
+  for (const auto& [flags, want] :
+       {std::pair<std::string, double>{"", 0.5}, {" --bracket-bonus 1.25", 1.25}}) {
+    const CommandResult b =
+        run_transduce("parse -m " + path("bonus_parser") + flags + " --beam 2 --stats " +
+                          path("bonus.json") + " < " + path("in.txt"),
+                      false);
+    ASSERT_EQ(b.status, 0) << b.out;
+    EXPECT_EQ(read_json(path("bonus.json"))["bracket_bonus"], want) << flags;
+  }
 }
 
 TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
@@ -173,18 +193,21 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   fs::create_directories(path("broken_parser"));
   for (const char* f : {"config.json", "model.safetensors", "spm.model"})
     fs::copy_file(trained() + "/" + f, path("broken_parser/") + f);
-  std::ofstream(path("broken_parser/parse.json")) << "{\"task\": \"parse\", \"scheme\": \"other\"}";
-  r = run_transduce("parse -m " + path("broken_parser") + " < /dev/null");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out,
-            "transduce: error: " + path("broken_parser/parse.json") +
-                ": unknown tree scheme 'other' (this transduce knows \"xx\" and \"words\")\n");
-  std::ofstream(path("broken_parser/parse.json"))
-      << "{\"task\": \"parse\", \"scheme\": \"words\", \"decoding\": {\"alpha\": -1}}";
-  r = run_transduce("parse -m " + path("broken_parser") + " < /dev/null");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "transduce: error: " + path("broken_parser/parse.json") +
-                       ": alpha -1 is not between 0 and 10\n");
+  // A parse.json that is wrong: one line naming the file and what is wrong with it.
+  const std::pair<std::string, std::string> broken[] = {
+      {R"({"task": "parse", "scheme": "other"})",
+       R"(unknown tree scheme 'other' (this transduce knows "xx" and "words"))"},
+      {R"({"task": "parse", "scheme": "words", "decoding": {"alpha": -1}})",
+       "alpha -1 is not between 0 and 10"},
+      {R"({"task": "parse", "scheme": "words", "decoding": {"bracket_bonus": 11}})",
+       "bracket_bonus 11 is not between -10 and 10"},
+  };
+  for (const auto& [settings, says] : broken) {
+    std::ofstream(path("broken_parser/parse.json")) << settings;
+    r = run_transduce("parse -m " + path("broken_parser") + " < /dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "transduce: error: " + path("broken_parser/parse.json") + ": " + says + "\n");
+  }
   r = run_transduce("parse -m " + trained() + " --alpha -1 < /dev/null");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--alpha"), std::string::npos) << r.out;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
@@ -82,6 +83,19 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
   EXPECT_NE(r.out.find("at step 4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step 6 | epoch"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(model + "/checkpoints/step-00000006/model.safetensors"));
+
+  // Resuming it again at the same limit says there is nothing to do and leaves the log as it is.
+  const auto log_text = [&] {
+    std::ifstream in(model + "/train_log.jsonl");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = log_text();
+  r = run_transduce("train --resume " + model + " " + data_flags() + " --valid-src " + dir_ +
+                    "/train.src --valid-tgt " + dir_ + "/train.tgt --max-steps 6");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("at its limits already (step 6): nothing to train"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(log_text(), before);
 }
 
 // Ctrl-C (SIGINT) or SIGTERM during training: the update in flight finishes, a checkpoint of it

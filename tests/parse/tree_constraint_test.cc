@@ -254,6 +254,37 @@ TEST_F(SampleVocab, AnyWordScoresTheNextWordByTheMassOfAllWordPieces) {
   }
 }
 
+// The bracket bonus raises every allowed opening bracket by the bonus, capped at 0, and leaves
+// everything else (closing brackets, words, EOS, what is banned) as it was.
+TEST_F(SampleVocab, TheBracketBonusRaisesOpeningBracketsOnly) {
+  const float bonus = 0.75f;
+  const TreeConstraint plain(*vocab_, 6, true), raised(*vocab_, 6, true, bonus);
+  const Tree& t = (*trees_)[1];
+  const EncodedWords words = encode_words(*tokenizer_, t.words());
+  const std::vector<int32_t> gold = *vocab_->encode(linearize(t), TreeScheme::kWords, words);
+  std::mt19937_64 rng(3);
+  int raised_seen = 0, capped_seen = 0;
+  for (size_t step = 0; step < gold.size(); ++step) {
+    std::vector<float> logp(static_cast<size_t>(vocab_->size()));
+    // Some opening brackets within the bonus of 0, so that the cap is reached too.
+    for (float& x : logp) x = -static_cast<float>(rng() % 300) / 100.0f;
+    std::vector<float> p = logp, r = logp;
+    plain.apply(std::span(gold.data(), step), words, 1000, p.data());
+    raised.apply(std::span(gold.data(), step), words, 1000, r.data());
+    for (int32_t id = 0; id < vocab_->size(); ++id) {
+      if (vocab_->kind(id) == TreeVocab::kOpening && std::isfinite(p[id])) {
+        EXPECT_FLOAT_EQ(r[id], std::min(p[id] + bonus, 0.0f)) << step << " " << id;
+        ++raised_seen;
+        capped_seen += p[id] + bonus > 0;
+      } else {
+        EXPECT_EQ(r[id], p[id]) << step << " " << id;
+      }
+    }
+  }
+  EXPECT_GT(raised_seen, 100);
+  EXPECT_GT(capped_seen, 10);
+}
+
 // Well-formed sequences by definition: balanced, each closing bracket matching the innermost open
 // one, no constituent without a slot, exactly `words` slots; and with `max_opens` > 0, never more
 // opening brackets in a row.

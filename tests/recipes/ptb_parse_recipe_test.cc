@@ -102,14 +102,18 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["test"]["repaired_sentences"], 0);  // constrained decoding
   // One curve point per checkpoint the 20 steps left (every 5 steps, and the end).
   EXPECT_EQ(results["curve"]["points"].size(), 4u) << results["curve"].dump();
-  // The decoding grid: both weights at the first setting, then the rest of beams x alphas.
-  EXPECT_EQ(results["decoding"]["grid"].size(), 3u);
+  // The decoding grid: both weights at the first setting, then the rest of beams x alphas, then
+  // the bracket bonus at the best of those.
+  EXPECT_EQ(results["decoding"]["grid"].size(), 4u);
+  EXPECT_EQ(results["decoding"]["grid"][3]["bracket_bonus"], 0.5);
+  EXPECT_TRUE(results["training"]["subtrees"].get<bool>());
 
   // The parser decodes with the settings chosen on dev without being told them.
   const nlohmann::json chosen = results["decoding"]["chosen"];
   const nlohmann::json settings = read_json(out / "parser/parse.json");
   EXPECT_EQ(settings["decoding"]["beam"], chosen["beam"]);
   EXPECT_EQ(settings["decoding"]["alpha"], chosen["alpha"]);
+  EXPECT_EQ(settings["decoding"]["bracket_bonus"], chosen["bracket_bonus"]);
   const CommandResult again = run_shell(tx("parse -m " + (out / "parser").string() + " --input " +
                                            (out / "data/test.words").string()),
                                         false);

@@ -118,6 +118,18 @@ TEST_F(Api, LimitsAreNamedInTheRefusal) {
   EXPECT_EQ(e.limit, "max_sentence_tokens");
   EXPECT_EQ(e.max, 12);
   EXPECT_NE(std::string(e.what()).find("\"text\"[1] has"), std::string::npos) << e.what();
+  // A sentence too long in bytes for 12 pieces (64 bytes a piece) is refused without splitting
+  // it; one byte less is split, and refused for its pieces.
+  const std::string a768(12 * 64, 'a');
+  e = refusal(nlohmann::json{{"text", {"red", a768 + "a"}}}.dump());
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.limit, "max_sentence_tokens");
+  EXPECT_NE(std::string(e.what()).find("\"text\"[1] is 769 bytes long; this server takes at most "
+                                       "768 (64 bytes for each of max_sentence_tokens 12)"),
+            std::string::npos)
+      << e.what();
+  e = refusal(nlohmann::json{{"text", a768}}.dump());
+  EXPECT_NE(std::string(e.what()).find("\"text\"[0] has"), std::string::npos) << e.what();
   e = refusal(R"({"text": "a", "beam": 9})");
   EXPECT_EQ(e.limit, "max_beam");
   EXPECT_EQ(e.max, 8);
@@ -128,6 +140,26 @@ TEST_F(Api, LimitsAreNamedInTheRefusal) {
   EXPECT_EQ(j["error"]["limit"], "max_body_bytes");
   EXPECT_EQ(j["error"]["max"], 1000);
   EXPECT_FALSE(error_json(ApiError(400, "bad"))["error"].contains("limit"));
+}
+
+// Arrays and objects nest at most kMaxJsonDepth deep: deeper bodies are refused as soon as the
+// parser gets there, before they are built (100,000 levels cost tens of MB otherwise).
+TEST_F(Api, DeeplyNestedBodiesAreRefused) {
+  const auto nested = [](int depth) {
+    return R"({"text": "a", "x": )" + std::string(static_cast<size_t>(depth - 1), '[') +
+           std::string(static_cast<size_t>(depth - 1), ']') + "}";
+  };
+  // At the limit the body is read, and refused for its unknown field.
+  ApiError e = refusal(nested(kMaxJsonDepth));
+  EXPECT_NE(std::string(e.what()).find("unknown field \"x\""), std::string::npos) << e.what();
+  for (int depth : {kMaxJsonDepth + 1, 100000}) {
+    e = refusal(nested(depth));
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(std::string(e.what()), "the body nests arrays and objects more than 16 deep")
+        << depth;
+  }
+  e = refusal(std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_EQ(std::string(e.what()), "the body nests arrays and objects more than 16 deep");
 }
 
 }  // namespace

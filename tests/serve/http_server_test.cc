@@ -1,12 +1,19 @@
 // The translation service on loopback, spoken to over real sockets: good requests answer what the
 // model translates on its own (however requests are merged into batches), bad ones a JSON error
 // with the right status, a full queue 503 at once, and attention comes back as the model's.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <regex>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "decode/loaded_model.h"
 #include "serve/http_server.h"
@@ -16,6 +23,79 @@ namespace transduce {
 namespace {
 
 using nlohmann::json;
+
+// One connection to the service written byte by byte, for requests httplib's client does not send
+// the way a test needs them (a chunked body of chosen chunks, several on one connection).
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    timeval timeout{120, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  }
+  ~RawConnection() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool send(const std::string& bytes) {
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return connected_;
+  }
+  // The next response's status and body (the service always sends a Content-Length); status 0
+  // when the connection ends first.
+  std::pair<int, std::string> response() {
+    size_t end;
+    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return {0, ""};
+    const std::string head = buffer_.substr(0, end);
+    std::smatch m;
+    if (!std::regex_search(head, m, std::regex("^HTTP/1\\.1 (\\d+)"))) return {0, head};
+    const int status = std::stoi(m[1]);
+    size_t length = 0;
+    if (std::regex_search(head, m, std::regex("Content-Length: (\\d+)", std::regex::icase)))
+      length = std::stoul(m[1]);
+    while (buffer_.size() < end + 4 + length)
+      if (!fill()) return {0, ""};
+    std::string body = buffer_.substr(end + 4, length);
+    buffer_.erase(0, end + 4 + length);
+    return {status, body};
+  }
+
+ private:
+  bool fill() {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  int fd_;
+  bool connected_ = false;
+  std::string buffer_;
+};
+
+// POST /v1/translate with `body` in Content-Length form, or chunked in pieces of `chunk` bytes.
+std::string post_request(const std::string& body, const char* type = "application/json") {
+  return "POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: " + std::string(type) +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+std::string chunked_request(const std::string& body, size_t chunk) {
+  std::string r =
+      "POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  for (size_t at = 0; at < body.size(); at += chunk) {
+    const std::string piece = body.substr(at, chunk);
+    r += fmt::format("{:x}\r\n{}\r\n", piece.size(), piece);
+  }
+  return r + "0\r\n\r\n";
+}
 
 // One service over a model with random weights, and a second copy of the model to translate
 // with directly (a model object serves one thread at a time).
@@ -173,6 +253,52 @@ TEST_F(Service, BadRequestsGetAJsonErrorWithTheirStatus) {
   EXPECT_EQ(json::parse(missing->body)["error"]["message"], "no such endpoint: GET /v2/translate");
   // Nothing refused reached the model.
   EXPECT_EQ(queue_->stats().requests, 0);
+}
+
+// A chunked body is held to --max-body-bytes as one with a Content-Length is: refused with 413
+// once read, and the connection carries the next request.
+TEST_F(Service, ChunkedBodiesAreHeldToTheBodyLimit) {
+  RawConnection c(port_);
+  ASSERT_TRUE(c.send(chunked_request(R"({"text": ["red dog runs"]})", 5)));
+  auto [status, body] = c.response();
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(json::parse(body)["translations"][0]["text"], direct("red dog runs", 2)[0].text);
+
+  const std::string big = json{{"text", std::string(5000, 'a')}}.dump();  // the limit is 4096
+  ASSERT_TRUE(c.send(chunked_request(big, 1000)));
+  std::tie(status, body) = c.response();
+  EXPECT_EQ(status, 413) << body;
+  const json error = json::parse(body)["error"];
+  EXPECT_EQ(error["limit"], "max_body_bytes");
+  EXPECT_EQ(error["max"], 4096);
+
+  ASSERT_TRUE(c.send(post_request(R"({"text": "a cat"})")));
+  std::tie(status, body) = c.response();
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(json::parse(body)["translations"][0]["text"], direct("a cat", 2)[0].text);
+  EXPECT_EQ(queue_->stats().requests, 2);
+}
+
+// `curl -d` sends application/x-www-form-urlencoded: the body is read as JSON all the same, to
+// the server's limit (httplib alone refuses such bodies over 8 KiB).
+TEST_F(Service, FormEncodedBodiesAreReadAsJsonUpToTheBodyLimit) {
+  server_->stop();
+  serving_.join();
+  ServerOptions o;
+  o.port = 0;
+  o.limits.max_body_bytes = 65536;
+  o.defaults.search.beam = 2;
+  start(o, json{{"name", "random"}});
+  const std::string spaced = R"({"text": "red dog")" + std::string(9000, ' ') + "}";
+  auto res = client().Post("/v1/translate", spaced, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["translations"][0]["text"], direct("red dog", 2)[0].text);
+  res = client().Post("/v1/translate", spaced + std::string(60000, ' '),
+                      "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(json::parse(res->body)["error"]["max"], 65536) << res->body;
 }
 
 TEST_F(Service, EmptyListsAndUnicodeText) {

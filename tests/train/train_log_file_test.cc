@@ -115,5 +115,17 @@ TEST_F(TrainLogFileTest, ResumingDropsStepsAfterTheCheckpointAndACutLine) {
   EXPECT_EQ(r.size(), 3u);
 }
 
+// A run killed while it rewrote the log (io/atomic_file.h) leaves PATH.tmp.PID.N; the next run
+// removes it, and nothing else.
+TEST_F(TrainLogFileTest, ARunRemovesTheTemporaryFilesOfAKilledRewrite) {
+  { TrainLogFile(path_, -1).write(train_line(1)); }
+  const std::string leftover = path_ + ".tmp.4242.0", other = path_ + ".bak";
+  for (const std::string& p : {leftover, other}) std::ofstream(p) << "partial";
+  { TrainLogFile log(path_, 1); }
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_EQ(records().size(), 1u);
+}
+
 }  // namespace
 }  // namespace transduce

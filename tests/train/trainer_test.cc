@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -121,6 +122,80 @@ TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
     EXPECT_EQ(0, std::memcmp(a.raw(), b.raw(), a.nbytes()))
         << straight.parameters()[i]->name << " differs after resume";
   }
+}
+
+// Resuming a run that has reached its limits makes no update and logs nothing: no second
+// validation of the last step, no new checkpoint.
+TEST_F(TrainerResume, AFinishedRunResumedAddsNothing) {
+  const std::vector<Example> train = reverse_task(60, 7), valid = reverse_task(10, 8);
+  TrainOptions o = quick_options();
+  o.out_dir = (dir_ / "model").string();
+  o.max_steps = 4;
+  o.valid_every = 2;
+  Transformer first(tiny_config());
+  first.init_parameters(3);
+  std::vector<TrainLog> logs;
+  Trainer(first, train, &valid, o).run([&](const TrainLog& l) { logs.push_back(l); });
+  // The run ends with a validation of its last step.
+  EXPECT_EQ(std::count_if(logs.begin(), logs.end(),
+                          [](const TrainLog& l) { return l.validation && l.step == 4; }),
+            1);
+
+  Transformer resumed(tiny_config());
+  Trainer trainer(resumed, train, &valid, o);
+  trainer.restore(load_checkpoint(*latest_checkpoint(o.out_dir), resumed, trainer.optimizer()));
+  EXPECT_TRUE(trainer.limits_reached());
+  logs.clear();
+  trainer.run([&](const TrainLog& l) { logs.push_back(l); });
+  EXPECT_EQ(trainer.step(), 4);
+  EXPECT_TRUE(logs.empty()) << logs.size() << " records, the first at step " << logs[0].step;
+  EXPECT_EQ(list_checkpoints(o.out_dir).size(), 1u);  // step 4's, as before
+}
+
+// A checkpoint's state.json is outside input: each field it lacks or holds wrong is named, and a
+// position beyond this data's epoch (the data changed) is refused instead of read past the plan.
+TEST(Trainer, RestoreNamesWhatIsWrongWithTheState) {
+  const std::vector<Example> train = reverse_task(40, 9);
+  Transformer model(tiny_config());
+  model.init_parameters(1);
+  TrainOptions o = quick_options();
+  o.max_steps = 3;
+  const nlohmann::json good = {
+      {"step", 0}, {"epoch", 0}, {"batch_in_epoch", 0}, {"elapsed_seconds", 1.5}};
+  const auto message = [&](const nlohmann::json& state) -> std::string {
+    Trainer trainer(model, train, nullptr, o);
+    try {
+      trainer.restore(state);
+      trainer.run(nullptr);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message(good), "");
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"epoch", nullptr, "has no epoch"},
+      {"batch_in_epoch", "3", "batch_in_epoch must be a whole number of at least 0, got \"3\""},
+      {"epoch", -1, "epoch must be a whole number of at least 0, got -1"},
+      {"step", 2.5, "step must be a whole number of at least 0, got 2.5"},
+      {"elapsed_seconds", "soon", "elapsed_seconds must be a number of at least 0"},
+      {"batch_in_epoch", 1000000, "stopped at batch 1000001 of epoch 1, but this training data"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json state = good;
+    if (c.value.is_null())
+      state.erase(c.key);
+    else
+      state[c.key] = c.value;
+    const std::string m = message(state);
+    EXPECT_NE(m.find(c.expected), std::string::npos) << c.key << ": " << m;
+  }
+  EXPECT_NE(message(nlohmann::json::array()).find("should be a JSON object"), std::string::npos);
 }
 
 TEST(Trainer, LearningRateFollowsEquation3) {
