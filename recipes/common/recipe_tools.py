@@ -6,6 +6,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -119,6 +120,20 @@ def training_summary(records):
         "final_valid_ppl": valid[-1]["ppl"] if valid else None,
         "best_valid_ppl": min(r["ppl"] for r in valid) if valid else None,
     }
+
+
+def mpi_launcher(ranks, fail):
+    """The command prefix that starts RANKS data-parallel ranks ([] for one), or fail(message)."""
+    if ranks < 1:
+        fail(f"--ranks must be at least 1, got {ranks}")
+    if ranks == 1:
+        return []
+    if shutil.which("mpirun") is None:
+        fail("--ranks needs mpirun (Debian: openmpi-bin)")
+    launcher = ["mpirun", "-np", ranks, "--oversubscribe"]
+    if os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    return launcher
 
 
 def git_commit(repo):

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -110,6 +111,7 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--accum", g.accum, o.accum);
   set("--warmup", g.warmup, o.warmup);
   set("--lr-scale", g.lr_scale, o.lr_scale);
+  set("--lr-schedule", g.lr_schedule, o.lr_schedule);
   set("--max-steps", g.max_steps, o.max_steps);
   set("--max-epochs", g.max_epochs, o.max_epochs);
   set("--max-minutes", g.max_minutes, o.max_minutes);
@@ -335,6 +337,15 @@ void register_train(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "warmup steps of equation 3")->capture_default_str();
   cmd->add_option("--lr-scale", o.lr_scale, "factor on equation 3's learning rate")
       ->capture_default_str();
+  const std::map<std::string, LrSchedule> schedules = {{"inverse-sqrt", LrSchedule::kInverseSqrt},
+                                                       {"linear", LrSchedule::kLinear},
+                                                       {"cosine", LrSchedule::kCosine}};
+  cmd->add_option("--lr-schedule", o.lr_schedule,
+                  "inverse-sqrt (equation 3) | linear | cosine: after equation 3's warmup, fall "
+                  "from its peak to 0 at the end of the run (the first of --max-steps, "
+                  "--max-epochs, --max-minutes reached)")
+      ->transform(CLI::CheckedTransformer(schedules))
+      ->default_str("inverse-sqrt");
   cmd->add_option("--max-steps", o.max_steps, "stop after this many updates (in all)");
   cmd->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (in all)");
   cmd->add_option("--max-minutes", o.max_minutes, "stop after this much training time (in all)");

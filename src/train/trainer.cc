@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -44,6 +45,7 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
                      {"seed", o.seed},
                      {"warmup", o.warmup},
                      {"lr_scale", o.lr_scale},
+                     {"lr_schedule", lr_schedule_name(o.lr_schedule)},
                      {"adam_beta1", o.adam.beta1},
                      {"adam_beta2", o.adam.beta2},
                      {"adam_eps", o.adam.eps},
@@ -65,6 +67,16 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
   o.seed = option(j, "seed", o.seed);
   o.warmup = option(j, "warmup", o.warmup);
   o.lr_scale = option(j, "lr_scale", o.lr_scale);
+  if (const auto it = j.find("lr_schedule"); it != j.end()) {
+    const std::optional<LrSchedule> schedule =
+        it->is_string() ? lr_schedule_from_name(it->get<std::string>()) : std::nullopt;
+    if (!schedule)
+      fail(
+          "the saved training options: lr_schedule must be \"inverse-sqrt\", \"linear\" or "
+          "\"cosine\", got {}",
+          it->dump());
+    o.lr_schedule = *schedule;
+  }
   o.adam.beta1 = option(j, "adam_beta1", o.adam.beta1);
   o.adam.beta2 = option(j, "adam_beta2", o.adam.beta2);
   o.adam.eps = option(j, "adam_eps", o.adam.eps);
@@ -140,6 +152,20 @@ bool Trainer::limits_reached() const {
          (options_.max_minutes > 0 && elapsed() >= options_.max_minutes * 60.0);
 }
 
+double Trainer::run_share(double seconds) const {
+  double share = 0;
+  if (options_.max_steps > 0)
+    share = std::max(share, static_cast<double>(step_) / static_cast<double>(options_.max_steps));
+  if (options_.max_epochs > 0) {
+    double epochs = static_cast<double>(epoch_);
+    if (plan_epoch_ == epoch_ && !plan_.empty())
+      epochs += static_cast<double>(batch_in_epoch_) / static_cast<double>(plan_.size());
+    share = std::max(share, epochs / static_cast<double>(options_.max_epochs));
+  }
+  if (options_.max_minutes > 0) share = std::max(share, seconds / (options_.max_minutes * 60.0));
+  return std::min(share, 1.0);
+}
+
 const std::vector<int64_t>* Trainer::next_batch() {
   if (options_.max_epochs > 0 && epoch_ >= options_.max_epochs) return nullptr;
   if (plan_epoch_ != epoch_) {
@@ -159,6 +185,7 @@ bool Trainer::update(Interval& sums) {
   // Gather the update's batches first: the gradient is the mean over all their target tokens, on
   // all ranks. Every rank walks the whole plan so that all keep the same position.
   const int accum = options_.accum, rank = comm_.rank();
+  const double share = run_share(agreed_elapsed_);
   std::vector<Batch> batches;
   std::vector<uint64_t> streams;  // the batch's place in the update: its dropout stream
   double counts[2] = {0, 0};      // target tokens and batches of this rank
@@ -199,8 +226,9 @@ bool Trainer::update(Interval& sums) {
   }
   ++step_;
   ++sums.updates;
-  adam_.step(
-      noam_learning_rate(step_, model_.config().d_model, options_.warmup, options_.lr_scale));
+  last_lr_ = scheduled_learning_rate(options_.lr_schedule, step_, share, model_.config().d_model,
+                                     options_.warmup, options_.lr_scale);
+  adam_.step(last_lr_);
   return true;
 }
 
@@ -263,8 +291,7 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
       l.epoch = (batch_in_epoch_ == 0 ? epoch_ : epoch_ + 1);
       l.loss = sums[0] / std::max(sums[2], 1.0);
       l.perplexity = std::exp(sums[1] / std::max(sums[2], 1.0));
-      l.learning_rate =
-          noam_learning_rate(step_, model_.config().d_model, options_.warmup, options_.lr_scale);
+      l.learning_rate = last_lr_;
       l.tokens_per_second = sums[3] / seconds;
       l.elapsed_seconds = elapsed();
       l.target_tokens = static_cast<int64_t>(sums[2]);
@@ -282,13 +309,16 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
 
   while (true) {
     // Stopping and saving by the clock are decided together, so that all ranks go on or stop at
-    // the same update even when a signal or a time limit reaches only one of them.
-    double flags[2] = {stop_requested_ || limits_reached() ? 1.0 : 0.0,
+    // the same update even when a signal or a time limit reaches only one of them; the clock an
+    // annealing schedule follows is their mean, so that all ranks apply the same learning rate.
+    double flags[3] = {stop_requested_ || limits_reached() ? 1.0 : 0.0,
                        options_.save_every_minutes > 0 &&
                                elapsed() - last_save_time_ >= options_.save_every_minutes * 60.0
                            ? 1.0
-                           : 0.0};
-    comm_.sum(flags, 2, "the stop check");
+                           : 0.0,
+                       elapsed()};
+    comm_.sum(flags, 3, "the stop check");
+    agreed_elapsed_ = flags[2] / comm_.size();
     if (flags[1] > 0 && last_saved_step != step_) {
       save();
       last_saved_step = step_;

@@ -17,6 +17,7 @@
 #include "train/adam.h"
 #include "train/batcher.h"
 #include "train/example.h"
+#include "train/lr_schedule.h"
 
 namespace transduce {
 
@@ -26,6 +27,9 @@ struct TrainOptions {
   uint64_t seed = 1;             // batch order and dropout
   int warmup = 4000;
   float lr_scale = 1.0f;
+  // The annealing schedules reach 0 at the first limit below to be reached: the share of the run
+  // done is the largest of steps / max_steps, epochs / max_epochs and minutes / max_minutes.
+  LrSchedule lr_schedule = LrSchedule::kInverseSqrt;
   AdamOptions adam;
   // Stop when any limit is reached; 0 means no limit. Steps count updates, epochs complete passes;
   // minutes count training time across resumed runs.
@@ -105,6 +109,8 @@ class Trainer {
   bool update(Interval& sums);
   const std::vector<int64_t>* next_batch();
   double elapsed() const;
+  // The share of the run done before the next update, by the limits, with `seconds` of training.
+  double run_share(double seconds) const;
   void save();
 
   SingleProcess single_process_;
@@ -126,6 +132,8 @@ class Trainer {
   double elapsed_before_ = 0;  // training seconds of earlier runs
   double run_start_ = 0;
   double last_save_time_ = 0;
+  double agreed_elapsed_ = 0;  // the ranks' mean clock at the last stop check
+  float last_lr_ = 0;          // the learning rate of the last update
   std::atomic<bool> stop_requested_{false};
 };
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numbers>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -209,6 +210,128 @@ TEST(Trainer, LearningRateFollowsEquation3) {
   EXPECT_LT(noam_learning_rate(w + 1, d, w), noam_learning_rate(w, d, w));
   EXPECT_NEAR(noam_learning_rate(4 * w, d, w) / noam_learning_rate(w, d, w), 0.5, 1e-6);
   EXPECT_NEAR(noam_learning_rate(w, d, w, 2.0f), 2 * noam_learning_rate(w, d, w), 1e-9);
+}
+
+TEST(Trainer, AnnealingSchedulesFallFromTheWarmupPeakToZero) {
+  const int d = 512, w = 4000;
+  const double peak = noam_learning_rate(w, d, w);
+  for (LrSchedule s : {LrSchedule::kLinear, LrSchedule::kCosine, LrSchedule::kInverseSqrt}) {
+    // The warmup is equation 3's, whatever the share of the run it takes.
+    EXPECT_NEAR(scheduled_learning_rate(s, 10, 0.0, d, w), noam_learning_rate(10, d, w), 1e-12);
+    EXPECT_NEAR(scheduled_learning_rate(s, w, 0.0, d, w), peak, 1e-9);
+  }
+  const auto linear = [&](int64_t step, double share) {
+    return scheduled_learning_rate(LrSchedule::kLinear, step, share, d, w, 2.0f);
+  };
+  const auto cosine = [&](int64_t step, double share) {
+    return scheduled_learning_rate(LrSchedule::kCosine, step, share, d, w, 2.0f);
+  };
+  EXPECT_NEAR(linear(2 * w, 0.25), 2 * peak * 0.75, 1e-9);
+  EXPECT_NEAR(cosine(2 * w, 0.25), 2 * peak * 0.5 * (1 + std::cos(std::numbers::pi / 4)), 1e-9);
+  EXPECT_NEAR(cosine(2 * w, 0.5), 2 * peak * 0.5, 1e-9);
+  EXPECT_EQ(linear(2 * w, 1.0), 0.0f);
+  EXPECT_EQ(cosine(2 * w, 1.0), 0.0f);
+  // Still in warmup when the fall has come down to the rising line: the lower of the two.
+  EXPECT_NEAR(linear(w / 2, 0.9), 2 * peak * 0.1, 1e-9);
+  EXPECT_NEAR(linear(w / 2, 0.1), 2 * noam_learning_rate(w / 2, d, w), 1e-9);
+  // Equation 3 ignores the share.
+  EXPECT_EQ(scheduled_learning_rate(LrSchedule::kInverseSqrt, 3 * w, 0.9, d, w),
+            noam_learning_rate(3 * w, d, w));
+  for (const char* name : {"inverse-sqrt", "linear", "cosine"})
+    EXPECT_EQ(lr_schedule_name(*lr_schedule_from_name(name)), name);
+  EXPECT_FALSE(lr_schedule_from_name("noam").has_value());
+}
+
+// The learning rate each update of a run applies (log_every 1), with the run's options.
+std::vector<double> applied_rates(const std::vector<Example>& train, const TrainOptions& o,
+                                  const nlohmann::json* state = nullptr) {
+  Transformer model(tiny_config());
+  model.init_parameters(3);
+  Trainer trainer(model, train, nullptr, o);
+  if (state) trainer.restore(*state);
+  std::vector<double> rates;
+  trainer.run([&](const TrainLog& l) { rates.push_back(l.learning_rate); });
+  return rates;
+}
+
+TEST(Trainer, TheLinearScheduleEndsWithTheStepLimit) {
+  const std::vector<Example> train = reverse_task(200, 9);
+  TrainOptions o = quick_options();
+  o.lr_schedule = LrSchedule::kLinear;
+  o.warmup = 10;
+  o.max_steps = 40;
+  o.log_every = 1;
+  const std::vector<double> rates = applied_rates(train, o);
+  ASSERT_EQ(rates.size(), 40u);
+  const double peak = noam_learning_rate(o.warmup, 32, o.warmup, o.lr_scale);
+  for (int64_t step = 1; step <= 40; ++step) {
+    // Update `step` comes after step - 1 of the 40: that share of the run is done.
+    const double expected =
+        std::min(static_cast<double>(noam_learning_rate(step, 32, o.warmup, o.lr_scale)),
+                 peak * (1.0 - static_cast<double>(step - 1) / 40.0));
+    EXPECT_NEAR(rates[static_cast<size_t>(step - 1)], expected, 1e-9 + 1e-6 * expected)
+        << "update " << step;
+  }
+  EXPECT_NEAR(rates.back(), peak / 40, 1e-9);
+}
+
+TEST(Trainer, TheCosineScheduleEndsWithTheEpochLimit) {
+  const std::vector<Example> train = reverse_task(400, 10);
+  TrainOptions o = quick_options();
+  o.lr_schedule = LrSchedule::kCosine;
+  o.warmup = 1;  // no warmup to speak of: every update is on the cosine
+  o.max_epochs = 2;
+  o.log_every = 1;
+  const std::vector<double> rates = applied_rates(train, o);
+  ASSERT_EQ(rates.size() % 2, 0u);
+  const double per_epoch = static_cast<double>(rates.size() / 2);
+  ASSERT_GT(per_epoch, 4);
+  const double peak = noam_learning_rate(1, 32, 1, o.lr_scale);
+  for (size_t k = 0; k < rates.size(); ++k) {
+    const double share = static_cast<double>(k) / (2 * per_epoch);
+    const double expected = peak * 0.5 * (1 + std::cos(std::numbers::pi * share));
+    EXPECT_NEAR(rates[k], expected, 1e-9 + 1e-6 * expected) << "update " << k + 1;
+  }
+}
+
+TEST(Trainer, TheLinearScheduleFollowsTheClockAcrossResumes) {
+  // A resumed run that has used 30 of its 60 seconds starts at half the peak.
+  const std::vector<Example> train = reverse_task(100, 11);
+  TrainOptions o = quick_options();
+  o.lr_schedule = LrSchedule::kLinear;
+  o.warmup = 1;
+  o.max_minutes = 1;
+  o.max_steps = 3;
+  o.log_every = 1;
+  const nlohmann::json state = {
+      {"step", 0}, {"epoch", 0}, {"batch_in_epoch", 0}, {"elapsed_seconds", 30.0}};
+  const std::vector<double> rates = applied_rates(train, o, &state);
+  ASSERT_EQ(rates.size(), 3u);
+  const double peak = noam_learning_rate(1, 32, 1, o.lr_scale);
+  EXPECT_LE(rates[0], peak * 0.5 + 1e-9);
+  EXPECT_GT(rates[0], peak * (1 - 45.0 / 60));  // the clock ran less than 15 s more
+  EXPECT_LE(rates[2], rates[1]);
+  EXPECT_LE(rates[1], rates[0]);
+}
+
+TEST(Trainer, TheScheduleIsSavedWithTheOptions) {
+  TrainOptions o;
+  o.lr_schedule = LrSchedule::kCosine;
+  nlohmann::json j;
+  to_json(j, o);
+  EXPECT_EQ(j.at("lr_schedule"), "cosine");
+  TrainOptions back;
+  update_from_json(j, back);
+  EXPECT_EQ(back.lr_schedule, LrSchedule::kCosine);
+  j["lr_schedule"] = "noam";
+  try {
+    update_from_json(j, back);
+    ADD_FAILURE() << "an unknown schedule was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "the saved training options: lr_schedule must be \"inverse-sqrt\", \"linear\" or "
+                 "\"cosine\", got \"noam\"");
+  }
 }
 
 TEST(Trainer, EveryEpochUsesEveryPairOnce) {
