@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -36,6 +35,7 @@ struct TrainFlags {
   std::string src, tgt, valid_src, valid_tgt, vocab_dir, out_dir, resume_dir;
   std::string trees, valid_trees;  // a parser: treebanks instead of parallel text
   std::string tree_scheme = "xx";
+  std::string lr_schedule = "inverse-sqrt";
   bool subtrees = false;
   int max_len = 256;
   double dist_timeout = 600;
@@ -178,6 +178,7 @@ void train(TrainFlags& f, Communicator* comm) {
   if (!f.valid_trees.empty() && parallel) fail("--valid-trees goes with --trees");
   if (!f.valid_src.empty() && !parallel) fail("with --trees, validate with --valid-trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
 
   std::optional<std::string> checkpoint;
   if (rank == 0) checkpoint = prepare_model_dir(f, model_dir);
@@ -337,15 +338,12 @@ void register_train(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "warmup steps of equation 3")->capture_default_str();
   cmd->add_option("--lr-scale", o.lr_scale, "factor on equation 3's learning rate")
       ->capture_default_str();
-  const std::map<std::string, LrSchedule> schedules = {{"inverse-sqrt", LrSchedule::kInverseSqrt},
-                                                       {"linear", LrSchedule::kLinear},
-                                                       {"cosine", LrSchedule::kCosine}};
-  cmd->add_option("--lr-schedule", o.lr_schedule,
+  cmd->add_option("--lr-schedule", f->lr_schedule,
                   "inverse-sqrt (equation 3) | linear | cosine: after equation 3's warmup, fall "
                   "from its peak to 0 at the end of the run (the first of --max-steps, "
                   "--max-epochs, --max-minutes reached)")
-      ->transform(CLI::CheckedTransformer(schedules))
-      ->default_str("inverse-sqrt");
+      ->check(CLI::IsMember({"inverse-sqrt", "linear", "cosine"}))
+      ->capture_default_str();
   cmd->add_option("--max-steps", o.max_steps, "stop after this many updates (in all)");
   cmd->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (in all)");
   cmd->add_option("--max-minutes", o.max_minutes, "stop after this much training time (in all)");
