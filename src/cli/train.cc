@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -18,6 +20,7 @@
 #include "dist/launch.h"
 #include "parse/parse_settings.h"
 #include "parse/tree_data.h"
+#include "parse/word_swap.h"
 #include "text/corpus.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
@@ -37,6 +40,8 @@ struct TrainFlags {
   std::string tree_scheme = "xx";
   std::string lr_schedule = "inverse-sqrt";
   bool subtrees = false;
+  int word_swaps = 0;  // a parser's word-swapped copies of the training trees
+  double word_swap_rate = 0.2;
   int max_len = 256;
   double dist_timeout = 600;
   TrainOptions options;
@@ -65,13 +70,31 @@ std::vector<Example> load_examples(const std::string& src, const std::string& tg
   return examples;
 }
 
+// How a parser's training trees are augmented (validation trees are not).
+struct TreeAugmentation {
+  bool subtrees = false;
+  int word_swaps = 0;
+  double word_swap_rate = 0;
+  uint64_t seed = 1;
+};
+
 // A parser's pairs: each tree's words and its linearisation (parse/linearize.h).
 std::vector<Example> load_tree_examples(const std::string& path, const Tokenizer& tokenizer,
                                         parse::TreeScheme scheme, int max_len, const char* what,
-                                        bool with_subtrees = false) {
+                                        const TreeAugmentation& augment = {}) {
   const parse::TreeVocab vocab(tokenizer);
   std::vector<parse::Tree> trees = parse::read_normalised_trees(path);
-  if (with_subtrees) {
+  if (augment.word_swaps > 0) {
+    std::vector<parse::Tree> more =
+        parse::word_swapped_copies(trees, augment.word_swaps, augment.word_swap_rate, augment.seed);
+    const std::set<std::string> open = parse::open_class_tags(trees);
+    spdlog::info("{} trees: {} {} added with words of the open-class tags ({}) swapped at rate {}",
+                 what, augment.word_swaps, augment.word_swaps == 1 ? "copy" : "copies",
+                 fmt::join(open, " "), augment.word_swap_rate);
+    trees.insert(trees.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  }
+  if (augment.subtrees) {
     std::vector<parse::Tree> more = parse::subtrees(trees);
     spdlog::info("{} trees: {} constituents of two or more words added as trees of their own", what,
                  more.size());
@@ -177,6 +200,8 @@ void train(TrainFlags& f, Communicator* comm) {
   if (parallel && (f.src.empty() || f.tgt.empty())) fail("give both --src and --tgt");
   if (!f.valid_trees.empty() && parallel) fail("--valid-trees goes with --trees");
   if (!f.valid_src.empty() && !parallel) fail("with --trees, validate with --valid-trees");
+  if (parallel && (f.subtrees || f.word_swaps > 0))
+    fail("--subtrees and --word-swaps augment a treebank: they go with --trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
 
@@ -201,7 +226,8 @@ void train(TrainFlags& f, Communicator* comm) {
     const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
     if (!settings) fail("{}: not a parser (no parse.json) to train on trees", model_dir);
     const parse::TreeScheme scheme = *parse::scheme_from_name(settings->scheme);
-    train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training", f.subtrees);
+    const TreeAugmentation augment{f.subtrees, f.word_swaps, f.word_swap_rate, f.options.seed};
+    train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training", augment);
     if (!f.valid_trees.empty())
       valid = load_tree_examples(f.valid_trees, tokenizer, scheme, max_len, "validation");
   } else {
@@ -324,6 +350,15 @@ void register_train(CLI::App& app) {
   cmd->add_flag("--subtrees", f->subtrees,
                 "a parser's data augmentation: also train on every constituent of two or more "
                 "words as a sentence of its own");
+  cmd->add_option("--word-swaps", f->word_swaps,
+                  "a parser's data augmentation: add this many copies of the training trees in "
+                  "which words of open-class tags are replaced by other words of the same tag")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--word-swap-rate", f->word_swap_rate,
+                  "the share of open-class words --word-swaps replaces")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--vocab", f->vocab_dir, "directory made by `transduce vocab`");
   cmd->add_option("--out", f->out_dir, "model directory to create");
   cmd->add_option("--resume", f->resume_dir, "model directory to continue training");

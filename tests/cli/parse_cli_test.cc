@@ -65,6 +65,18 @@ class ParseCommand : public ::testing::Test {
 testing::RandomParserDir* ParseCommand::dir_ = nullptr;
 std::string* ParseCommand::train_output_ = nullptr;
 
+TEST_F(ParseCommand, WordSwapsAddCopiesOfTheTrainingTrees) {
+  const CommandResult r = run_transduce(
+      "train --trees " + dir_->trees() + " --vocab " + dir_->vocab() + " --out " + path("swapped") +
+      " --word-swaps 2 --word-swap-rate 0.5 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+      "--max-steps 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("training trees: 2 copies added with words of the open-class tags ("),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("training trees: 600 read, 600 kept"), std::string::npos) << r.out;
+}
+
 TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
   EXPECT_NE(train_output_->find("training trees: 200 read, 200 kept"), std::string::npos)
       << *train_output_;
@@ -189,6 +201,12 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   EXPECT_NE(r.out.find("--src and --tgt (parallel text) or --trees (a treebank)"),
             std::string::npos)
       << r.out;
+  r = run_transduce("train --src a --tgt b --word-swaps 2 --vocab " + dir_->vocab() + " --out " +
+                    path("m3") + model_flags);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "transduce: error: --subtrees and --word-swaps augment a treebank: they go with "
+            "--trees\n");
 
   fs::create_directories(path("broken_parser"));
   for (const char* f : {"config.json", "model.safetensors", "spm.model"})

@@ -107,6 +107,10 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["decoding"]["grid"].size(), 4u);
   EXPECT_EQ(results["decoding"]["grid"][3]["bracket_bonus"], 0.5);
   EXPECT_TRUE(results["training"]["subtrees"].get<bool>());
+  EXPECT_EQ(results["training"]["word_swaps"], 1);
+  EXPECT_NE(r.out.find("training trees: 1 copy added with words of the open-class tags ("),
+            std::string::npos)
+      << r.out;
 
   // The parser decodes with the settings chosen on dev without being told them.
   const nlohmann::json chosen = results["decoding"]["chosen"];
