@@ -219,6 +219,15 @@ void train(TrainFlags& f, Communicator* comm) {
     fail("{}: the model has {} vocabulary entries but spm.model has {}", model_dir,
          config.vocab_size, tokenizer.vocab_size());
 
+  // A resumed run's options are the saved ones, overridden by the flags this command line sets
+  // (the seed among the saved ones, so that word swaps remake the same training trees).
+  TrainOptions options = f.options;
+  if (checkpoint) {
+    update_from_json(read_state(*checkpoint).value("options", nlohmann::json::object()), options);
+    apply_given_flags(f, options);
+  }
+  options.out_dir = model_dir;
+
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
   if (!f.trees.empty()) {
@@ -226,7 +235,7 @@ void train(TrainFlags& f, Communicator* comm) {
     const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
     if (!settings) fail("{}: not a parser (no parse.json) to train on trees", model_dir);
     const parse::TreeScheme scheme = *parse::scheme_from_name(settings->scheme);
-    const TreeAugmentation augment{f.subtrees, f.word_swaps, f.word_swap_rate, f.options.seed};
+    const TreeAugmentation augment{f.subtrees, f.word_swaps, f.word_swap_rate, options.seed};
     train = load_tree_examples(f.trees, tokenizer, scheme, max_len, "training", augment);
     if (!f.valid_trees.empty())
       valid = load_tree_examples(f.valid_trees, tokenizer, scheme, max_len, "validation");
@@ -237,20 +246,13 @@ void train(TrainFlags& f, Communicator* comm) {
   }
 
   Transformer model(config);
-  TrainOptions options = f.options;
   std::unique_ptr<Trainer> trainer;
   if (checkpoint) {
-    // The trainer owns the optimizer that load_checkpoint fills, so the saved options are read
-    // first, then overridden by the flags this command line sets.
-    const nlohmann::json saved = read_state(*checkpoint);
-    update_from_json(saved.value("options", nlohmann::json::object()), options);
-    apply_given_flags(f, options);
-    options.out_dir = model_dir;
+    // The trainer owns the optimizer that load_checkpoint fills.
     trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
     trainer->restore(load_checkpoint(*checkpoint, model, trainer->optimizer()));
     spdlog::info("resuming {} at step {}", *checkpoint, trainer->step());
   } else {
-    options.out_dir = model_dir;
     model.init_parameters(options.seed);
     trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
   }

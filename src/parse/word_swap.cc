@@ -41,30 +41,33 @@ struct Swapper {
   }
 };
 
+// A tag's words and their counts: at least 10 distinct words, at least 2% of its uses.
+bool open_class(const std::map<std::string, int64_t>& words) {
+  int64_t occurrences = 0;
+  for (const auto& [word, n] : words) occurrences += n;
+  const auto distinct = static_cast<int64_t>(words.size());
+  return distinct >= 10 && distinct * 50 >= occurrences;
+}
+
 }  // namespace
 
 std::set<std::string> open_class_tags(const std::vector<Tree>& trees) {
   std::set<std::string> open;
-  for (const auto& [tag, words] : words_by_tag(trees)) {
-    int64_t occurrences = 0;
-    for (const auto& [word, n] : words) occurrences += n;
-    const auto distinct = static_cast<int64_t>(words.size());
-    if (distinct >= 10 && distinct * 50 >= occurrences) open.insert(tag);
-  }
+  for (const auto& [tag, words] : words_by_tag(trees))
+    if (open_class(words)) open.insert(tag);
   return open;
 }
 
 std::vector<Tree> word_swapped_copies(const std::vector<Tree>& trees, int copies, double rate,
                                       uint64_t seed) {
-  const std::set<std::string> open = open_class_tags(trees);
   std::map<std::string, std::vector<std::string>> choices;
   for (const auto& [tag, words] : words_by_tag(trees)) {
-    if (!open.count(tag)) continue;
+    if (!open_class(words)) continue;
     for (const auto& [word, n] : words) choices[tag].push_back(word);
   }
   Swapper swapper{choices, rate, SplitMix64(seed ^ 0x5157415053ull)};
   std::vector<Tree> out;
-  out.reserve(trees.size() * static_cast<size_t>(std::max(copies, 0)));
+  if (copies > 0) out.reserve(trees.size() * static_cast<size_t>(copies));
   for (int c = 0; c < copies; ++c)
     for (const Tree& t : trees) {
       out.push_back(t);
