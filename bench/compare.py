@@ -1,17 +1,20 @@
 #!/usr/bin/python3
 """transduce against PyTorch on the workloads of ../shared/BENCHMARKS.md, side by side in one run.
 
-    bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick] [--facts]
+    bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick] [--no-bf16]
+                     [--facts]
 
 For each workload it runs `transduce bench ...` and bench/pytorch_reference.py one after the other
 (alternating, `--rounds` times, keeping each side's best) with the same number of threads, and
-measures each process's peak resident memory. Each side gets its best thread setting: PyTorch
-runs OpenMP (its own kernels) beside OpenBLAS's pthread pool (its GEMMs), two pools that must not
-spin against each other, so it gets OMP_WAIT_POLICY=passive; transduce drives OpenBLAS's OpenMP
-build from the one OpenMP pool, so it keeps libgomp's default (spin briefly, then sleep). It
+measures each process's peak resident memory. Training runs in fp32 and in bf16 on both sides
+(ours: --precision bf16, oneDNN; PyTorch: torch.autocast on the CPU, oneDNN too). Each side gets
+its best thread setting on the machine at hand: before the workloads, each side's tiny training
+step runs under both OpenMP wait policies (transduce: libgomp's default and passive; PyTorch:
+passive and active) and the faster is kept for every workload; the table's header says which
+BLAS library PyTorch loaded and which thread pools run it (OpenMP or pthreads, their sizes). It
 prints a table and ends with one `name value` line per figure (train_tiny_ratio,
-train_base_ratio, train_base25k_ratio, decode_greedy_ratio, decode_beam4_ratio, mfu_base,
-rss_base_ratio, ...). `--quick` runs only the tiny workloads (a smoke test of the script, not a
+train_base_ratio, train_tiny_bf16_ratio, train_base_bf16_over_our_fp32, train_base25k_ratio,
+decode_greedy_ratio, decode_beam4_ratio, mfu_base, rss_base_ratio, ...). `--quick` runs only the tiny workloads (a smoke test of the script, not a
 measurement). `--facts` also measures, on PyTorch's tiny training step, what OpenBLAS's thread
 count at load and a spinning OpenMP pool do to it.
 """
@@ -37,6 +40,25 @@ def run_child(cmd, env):
     return json.loads(out), usage.ru_maxrss / 1024.0
 
 
+def best_wait_policy(side, cmd, base_env, policies):
+    """Each side's best OpenMP wait policy on this machine, from 4 of its tiny training steps
+    (cmd: the whole command)."""
+    rates = {}
+    for policy in policies:
+        env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
+        if policy != "default":
+            env["OMP_WAIT_POLICY"] = policy
+        j, _ = run_child(cmd, env)
+        rates[policy] = j["tokens_per_second"]
+        print(f"  {side:<6} train_tiny with OMP_WAIT_POLICY={policy}: {rates[policy]:.0f} tok/s",
+              file=sys.stderr, flush=True)
+    best = max(rates, key=rates.get)
+    env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
+    if best != "default":
+        env["OMP_WAIT_POLICY"] = best
+    return best, env
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=2)
@@ -44,22 +66,35 @@ def main():
     p.add_argument("--transduce", type=Path, default=REPO / "build" / "transduce")
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with Debian's torch")
     p.add_argument("--quick", action="store_true", help="tiny workloads only")
+    p.add_argument("--no-bf16", action="store_true",
+                   help="fp32 only (a CPU without bf16 dot products)")
     p.add_argument("--facts", action="store_true",
                    help="also measure PyTorch under other thread settings")
     args = p.parse_args()
 
-    torch_env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    our_env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     ours = [args.transduce, "--threads", args.threads, "bench"]
     torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
              "--json"]
+    # Each side gets the wait policy it runs fastest with here: one OpenMP pool driving everything
+    # prefers spinning a little (libgomp's default), two pools side by side prefer passive.
+    probe = ["train", "--preset", "tiny", "--steps", 4]
+    our_policy, our_env = best_wait_policy("ours", [*ours, *probe, "--json"], dict(os.environ),
+                                           ("default", "passive"))
+    torch_policy, torch_env = best_wait_policy("torch", [*torch, *probe], dict(os.environ),
+                                               ("passive", "active"))
 
     # name, our command, PyTorch's command, how to read the figure from each JSON
     train_fig = ("tokens_per_second", "tokens_per_second")
+    precisions = ("fp32",) if args.no_bf16 else ("fp32", "bf16")
     workloads = []
     for preset in ("tiny",) if args.quick else ("tiny", "base"):
-        workloads.append((f"train_{preset}", [*ours, "train", "--preset", preset, "--json"],
-                          [*torch, "train", "--preset", preset], train_fig))
+        for precision in precisions:
+            suffix = "" if precision == "fp32" else "_bf16"
+            workloads.append((f"train_{preset}{suffix}",
+                              [*ours, "train", "--preset", preset, "--precision", precision,
+                               "--json"],
+                              [*torch, "train", "--preset", preset, "--precision", precision],
+                              train_fig))
     if not args.quick:
         # The paper's batch, 25000 source + 25000 target tokens in one step: its activations do
         # not fit 24 GB in one pass on either side, so both run it as 4 slices of 250 sentences
@@ -93,6 +128,13 @@ def main():
                       flush=True)
         results[name] = best
 
+    t = results["train_tiny"]["torch"]["json"]
+    o = results["train_tiny"]["ours"]["json"]
+    print(f"\ntransduce: {o['gemms']}; {args.threads} OpenMP threads drive everything; "
+          f"OMP_WAIT_POLICY={our_policy}")
+    print(f"PyTorch {t['torch']}: BLAS {t['blas_library']} ({t['blas_threading']}, "
+          f"{t['blas_threads']} threads), {t['openmp_threads']} OpenMP threads for its own "
+          f"kernels, {t['onednn']}; OMP_WAIT_POLICY={torch_policy}")
     print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
           f"{'RSS ours MB':>12} {'RSS torch MB':>13}")
     for name, b in results.items():
@@ -103,15 +145,22 @@ def main():
     for name in results:
         if name.startswith("train"):
             o, t = results[name]["ours"]["json"], results[name]["torch"]["json"]
+            bf16 = name.endswith("_bf16")
+            rate = "bf16_gemm_gflops" if bf16 else "sgemm_gflops"
             print(f"{name}: MFU transduce {o['mfu']:.2f} ({o['model_gflops']:.0f} of "
-                  f"{o['sgemm_gflops']:.0f} GFLOP/s), PyTorch {t['mfu']:.2f} "
-                  f"({t['model_gflops']:.0f} of {t['sgemm_gflops']:.0f} GFLOP/s)")
+                  f"{o[rate]:.0f} GFLOP/s{', ' + o['bf16_gemm_kernel'] if bf16 else ''}), "
+                  f"PyTorch {t['mfu']:.2f} ({t['model_gflops']:.0f} of {t[rate]:.0f} GFLOP/s)")
 
     print()
     summary = {f"{n}_ratio": b["ours"]["value"] / b["torch"]["value"] for n, b in results.items()}
     for search in ("greedy", "beam4"):
         per_model = [v for k, v in summary.items() if k.startswith(f"decode_{search}_")]
         summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
+    for preset in ("tiny",) if args.quick else ("tiny", "base"):
+        if f"train_{preset}_bf16" in results:
+            summary[f"train_{preset}_bf16_over_our_fp32"] = (
+                results[f"train_{preset}_bf16"]["ours"]["value"] /
+                results[f"train_{preset}"]["ours"]["value"])
     main_model = "train_tiny" if args.quick else "train_base"
     summary[f"mfu_{main_model[6:]}"] = results[main_model]["ours"]["json"]["mfu"]
     summary[f"rss_{main_model[6:]}_ratio"] = (results[main_model]["ours"]["rss_mb"] /

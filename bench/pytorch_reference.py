@@ -14,6 +14,7 @@ loads, and its own kernels use OpenMP (OMP_NUM_THREADS, torch.set_num_threads).
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -58,6 +59,8 @@ def parse_args():
     t.add_argument("--src-len", type=int, default=25)
     t.add_argument("--tgt-len", type=int, default=25)
     t.add_argument("--vocab", type=int, default=8000)
+    t.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16: forward and loss under torch.autocast('cpu', dtype=torch.bfloat16)")
     d = sub.add_parser("translate", help="forced-length decoding (BENCHMARKS.md, decoding)")
     d.add_argument("--preset", choices=PRESETS, default="tiny")
     d.add_argument("--beam", type=int, default=4, help="1: greedy")
@@ -216,10 +219,13 @@ def training_flops(cfg, batch, ls, lt, vocab):
             + 12 * d * batch * n * (ls * ls + lt * lt + ls * lt))
 
 
-def sgemm_gflops(n=2048, repeats=5):
+def sgemm_gflops(n=2048, repeats=5, dtype=None):
+    """torch.mm's rate on n x n x n products: fp32 (BLAS), or bf16 inputs (oneDNN)."""
     g = torch.Generator().manual_seed(7)
     a = torch.rand(n, n, generator=g) * 2 - 1
     b = torch.rand(n, n, generator=g) * 2 - 1
+    if dtype is not None:
+        a, b = a.to(dtype), b.to(dtype)
     torch.mm(a, b)
     times = []
     for _ in range(repeats):
@@ -233,6 +239,23 @@ def median(values):
     v = sorted(values)
     n = len(v)
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def runtime_facts():
+    """Which BLAS library this process loaded, and its thread pools, as PyTorch runs them."""
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))  # loads the BLAS
+    with open("/proc/self/maps") as maps:
+        libs = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    blas = next((lib for lib in libs if "libopenblas" in lib), libs[0] if libs else "none")
+    threading = ("OpenMP" if "openmp" in blas else "pthreads" if "pthread" in blas
+                 else "serial" if "serial" in blas else "unknown")
+    parallel = torch.__config__.parallel_info()
+    onednn = next((line.strip() for line in parallel.splitlines() if "MKL-DNN" in line), "none")
+    return {"blas_library": blas, "blas_threading": threading,
+            "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
+            "openmp_threads": torch.get_num_threads(), "onednn": onednn,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()
+            if hasattr(torch.backends, "cpu") else "unknown"}
 
 
 def peak_rss_mb():
@@ -259,16 +282,22 @@ def run_train(args):
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     src, tgt_in, tgt_out = benchmark_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     steps = args.steps or (10 if args.preset == "tiny" else 5)
+    # Mixed precision as PyTorch documents it for CPUs: autocast runs the linear layers and
+    # matrix products in bf16 (oneDNN) and keeps the loss in fp32; weights and Adam stay fp32.
+    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if args.precision == "bf16"
+                else contextlib.nullcontext())
     times = []
     for step in range(1, steps + 3):
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         for k in range(args.accum):  # slices as transduce's --accum cuts them
             rows = slice(args.batch * k // args.accum, args.batch * (k + 1) // args.accum)
-            logits = model(src[rows], tgt_in[rows])
-            # The mean over the whole batch's target tokens (no padding here), summed by slices.
-            loss = F.cross_entropy(logits.view(-1, args.vocab), tgt_out[rows].reshape(-1),
-                                   ignore_index=PAD, label_smoothing=0.1, reduction="sum")
+            with autocast:
+                logits = model(src[rows], tgt_in[rows])
+                # The mean over the whole batch's target tokens (no padding here), by slices.
+                loss = F.cross_entropy(logits.view(-1, args.vocab).float(),
+                                       tgt_out[rows].reshape(-1), ignore_index=PAD,
+                                       label_smoothing=0.1, reduction="sum")
             (loss / tgt_out.numel()).backward()
         for group in opt.param_groups:
             group["lr"] = noam(step, cfg["d_model"])
@@ -279,13 +308,14 @@ def run_train(args):
     tokens = args.batch * (args.src_len + args.tgt_len)
     flops = training_flops(cfg, args.batch, args.src_len, args.tgt_len, args.vocab)
     sgemm = sgemm_gflops()
+    bf16_gemm = sgemm_gflops(dtype=torch.bfloat16) if args.precision == "bf16" else None
     model_gflops = flops / step_time / 1e9
     return {"implementation": "pytorch", "torch": torch.__version__, "preset": args.preset,
+            "precision": args.precision, "bf16_gemm_gflops": bf16_gemm, **runtime_facts(),
             "threads": torch.get_num_threads(),
-            "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
             "wait_policy": os.environ["OMP_WAIT_POLICY"], "steps": steps, "step_seconds": step_time,
             "tokens_per_second": tokens / step_time, "model_gflops": model_gflops,
-            "sgemm_gflops": sgemm, "mfu": model_gflops / sgemm,
+            "sgemm_gflops": sgemm, "mfu": model_gflops / (bf16_gemm or sgemm),
             "loss": float(loss) * args.accum / tgt_out.numel(), "accumulate": args.accum,
             "peak_rss_mb": peak_rss_mb()}
 
@@ -396,6 +426,7 @@ def run_translate(args):
             "threads": torch.get_num_threads(), "sentences": args.sentences,
             "seconds": seconds, "sentences_per_second": args.sentences / seconds,
             "output_tokens": out_tokens, "tokens_per_second": out_tokens / seconds,
+            "wait_policy": os.environ["OMP_WAIT_POLICY"], **runtime_facts(),
             "peak_rss_mb": peak_rss_mb()}
 
 

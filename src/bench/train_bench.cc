@@ -67,13 +67,20 @@ Batch make_benchmark_batch(int batch_sentences, int src_len, int tgt_len, int vo
   return batch;
 }
 
-double measure_sgemm_gflops(int64_t n, int repeats) {
-  if (n <= 0 || repeats <= 0) fail("sgemm measurement: n and repeats must be positive");
+double measure_gemm_gflops(int64_t n, int repeats, Precision p) {
+  if (n <= 0 || repeats <= 0) fail("GEMM measurement: n and repeats must be positive");
   Tensor a = Tensor::empty({n, n}), b = Tensor::empty({n, n}), c = Tensor::zeros({n, n});
   SplitMix64 rng(7);
   for (int64_t i = 0; i < n * n; ++i) {
     a.f32()[i] = rng.uniform(-1.0f, 1.0f);
     b.f32()[i] = rng.uniform(-1.0f, 1.0f);
+  }
+  if (p == Precision::BF16) {
+    Tensor a16 = Tensor::empty({n, n}, DType::BF16), b16 = Tensor::empty({n, n}, DType::BF16);
+    ops::to_bf16(a, a16);
+    ops::to_bf16(b, b16);
+    a = a16;
+    b = b16;
   }
   ops::gemm(a, false, b, false, c);  // warm-up: threads started, pages touched
   std::vector<double> times;
@@ -138,6 +145,7 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
 
   Transformer model(config);
   model.init_parameters(o.init_seed);
+  model.set_precision(o.precision);
   Adam adam(model.parameters(), AdamOptions{0.9f, 0.98f, 1e-9f});
   Arena arena;
 
@@ -187,7 +195,9 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
   // After the timed steps, so the GEMM runs with the machine in the state the steps left it in.
   if (o.sgemm_n > 0) {
     r.sgemm_gflops = measure_sgemm_gflops(o.sgemm_n, o.sgemm_repeats);
-    r.mfu = r.model_gflops / r.sgemm_gflops;
+    if (o.precision == Precision::BF16)
+      r.bf16_gemm_gflops = measure_gemm_gflops(o.sgemm_n, o.sgemm_repeats, Precision::BF16);
+    r.mfu = r.model_gflops / (o.precision == Precision::BF16 ? r.bf16_gemm_gflops : r.sgemm_gflops);
   }
   return r;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/precision.h"
 #include "model/transformer.h"
 
 namespace transduce::bench {
@@ -16,9 +17,13 @@ namespace transduce::bench {
 Batch make_benchmark_batch(int batch_sentences = 164, int src_len = 25, int tgt_len = 25,
                            int vocab = 8000, uint64_t seed = 1);
 
-// The fp32 GEMM rate (GFLOP/s) of ops::gemm on square n x n x n products with the current
-// threads: one untimed warm-up, then the median of `repeats` timed products (2 n^3 flops each).
-double measure_sgemm_gflops(int64_t n = 2048, int repeats = 5);
+// The GEMM rate (GFLOP/s) of ops::gemm on square n x n x n products with the current threads,
+// with fp32 or bf16 inputs: one untimed warm-up, then the median of `repeats` timed products
+// (2 n^3 flops each).
+double measure_gemm_gflops(int64_t n = 2048, int repeats = 5, Precision p = Precision::FP32);
+inline double measure_sgemm_gflops(int64_t n = 2048, int repeats = 5) {
+  return measure_gemm_gflops(n, repeats, Precision::FP32);
+}
 
 // BENCHMARKS.md's GEMM FLOPs of one training step (forward + backward = 3x the forward's
 // 2 flops per multiply-add). Written with h*d_k and h*d_v, which reduces to the document's formula
@@ -39,8 +44,9 @@ struct TrainBenchOptions {
   int warmup_steps = 2;       // untimed
   int timed_steps = 10;       // BENCHMARKS.md: 10 for tiny, 5 for base
   int warmup = 4000;          // the learning-rate schedule's warmup
-  int64_t sgemm_n = 2048;     // 0 skips the GEMM measurement (mfu is then 0)
+  int64_t sgemm_n = 2048;     // 0 skips the GEMM measurements (mfu is then 0)
   int sgemm_repeats = 5;
+  Precision precision = Precision::FP32;  // the GEMMs' inputs (model/precision.h)
 };
 
 struct TrainBenchResult {
@@ -53,10 +59,11 @@ struct TrainBenchResult {
   double max_seconds = 0;
   double tokens_per_second = 0;  // (source + target) / median
   double flops_per_step = 0;
-  double model_gflops = 0;  // flops_per_step / median / 1e9
-  double sgemm_gflops = 0;
-  double mfu = 0;        // model_gflops / sgemm_gflops
-  double last_loss = 0;  // the last step's mean label-smoothed loss per target token
+  double model_gflops = 0;      // flops_per_step / median / 1e9
+  double sgemm_gflops = 0;      // fp32
+  double bf16_gemm_gflops = 0;  // measured when the run is bf16
+  double mfu = 0;               // model_gflops / the GEMM rate of the run's precision
+  double last_loss = 0;         // the last step's mean label-smoothed loss per target token
   size_t arena_peak_bytes = 0;
   size_t timed_system_allocations = 0;  // arena allocations from the system during timed steps
 };

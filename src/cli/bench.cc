@@ -12,6 +12,8 @@
 #include "bench/translate_bench.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "model/precision.h"
+#include "ops/ops.h"
 
 namespace transduce::cli {
 
@@ -24,6 +26,7 @@ struct TrainBenchFlags {
   int accumulate = 1;
   int src_len = 25;
   int tgt_len = 25;
+  std::string precision = "fp32";
   bool json = false;
 };
 
@@ -34,9 +37,17 @@ void run_train(const TrainBenchFlags& f) {
   o.accumulate = f.accumulate;
   o.src_len = f.src_len;
   o.tgt_len = f.tgt_len;
+  o.precision = parse_precision(f.precision);
+  require_precision(o.precision);
   // BENCHMARKS.md: the median of 10 steps for tiny, 5 for base (and big).
   o.timed_steps = f.steps ? *f.steps : (f.model.preset == "tiny" ? 10 : 5);
   const bench::TrainBenchResult r = bench::run_train_bench(c, o);
+  const std::string gemms = gemm_description(o.precision);
+  // The kernel oneDNN picked for the feed-forward layer's product of a benchmark step.
+  const std::string bf16_kernel =
+      o.precision == Precision::BF16
+          ? ops::bf16_gemm_kernel(r.tgt_tokens / o.accumulate, c.d_ff, c.d_model)
+          : "";
 
   if (f.json) {
     nlohmann::json j;
@@ -61,6 +72,13 @@ void run_train(const TrainBenchFlags& f) {
     j["model_gflops"] = r.model_gflops;
     j["sgemm_n"] = o.sgemm_n;
     j["sgemm_gflops"] = r.sgemm_gflops;
+    j["precision"] = precision_name(o.precision);
+    j["gemms"] = gemms;
+    j["fp32_gemm_library"] = ops::fp32_gemm_library();
+    if (o.precision == Precision::BF16) {
+      j["bf16_gemm_gflops"] = r.bf16_gemm_gflops;
+      j["bf16_gemm_kernel"] = bf16_kernel;
+    }
     j["mfu"] = r.mfu;
     j["last_loss"] = r.last_loss;
     j["arena_peak_bytes"] = r.arena_peak_bytes;
@@ -79,8 +97,12 @@ void run_train(const TrainBenchFlags& f) {
              r.src_tokens + r.tgt_tokens);
   fmt::print("model      {:.1f} GFLOP/s  ({:.1f} GFLOP per step)\n", r.model_gflops,
              r.flops_per_step / 1e9);
+  fmt::print("GEMMs      {}{}\n", gemms,
+             bf16_kernel.empty() ? "" : fmt::format(", kernel {}", bf16_kernel));
   fmt::print("sgemm      {:.1f} GFLOP/s  ({}^3, same threads)\n", r.sgemm_gflops, o.sgemm_n);
-  fmt::print("MFU        {:.2f}\n", r.mfu);
+  if (o.precision == Precision::BF16)
+    fmt::print("bf16 gemm  {:.1f} GFLOP/s  ({}^3, same threads)\n", r.bf16_gemm_gflops, o.sgemm_n);
+  fmt::print("MFU        {:.2f} (of the {} GEMM rate)\n", r.mfu, precision_name(o.precision));
   fmt::print("loss       {:.4f} (last step, label-smoothed, per target token)\n", r.last_loss);
   fmt::print("memory     arena peak {:.1f} MB, {} system allocations during timed steps\n",
              static_cast<double>(r.arena_peak_bytes) / 1e6, r.timed_system_allocations);
@@ -199,6 +221,9 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   train->add_option("--tgt-len", f->tgt_len, "target tokens per sentence (ending in EOS)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--precision", f->precision, "fp32 | bf16: the GEMMs' inputs (as train's)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   train->add_flag("--json", f->json, "print one JSON object instead of text");
   train->callback([f] { run_train(*f); });

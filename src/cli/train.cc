@@ -39,6 +39,7 @@ struct TrainFlags {
   std::string trees, valid_trees;  // a parser: treebanks instead of parallel text
   std::string tree_scheme = "xx";
   std::string lr_schedule = "inverse-sqrt";
+  std::string precision = "fp32";
   bool subtrees = false;
   int word_swaps = 0;  // a parser's word-swapped copies of the training trees
   double word_swap_rate = 0.2;
@@ -143,6 +144,7 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--save-every", g.save_every, o.save_every);
   set("--save-every-minutes", g.save_every_minutes, o.save_every_minutes);
   set("--keep", g.keep, o.keep);
+  set("--precision", g.precision, o.precision);
 }
 
 // Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
@@ -204,6 +206,8 @@ void train(TrainFlags& f, Communicator* comm) {
     fail("--subtrees and --word-swaps augment a treebank: they go with --trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
+  f.options.precision = parse_precision(f.precision);
+  require_precision(f.options.precision);  // one line, before anything is read or made
 
   std::optional<std::string> checkpoint;
   if (rank == 0) checkpoint = prepare_model_dir(f, model_dir);
@@ -227,6 +231,7 @@ void train(TrainFlags& f, Communicator* comm) {
     apply_given_flags(f, options);
   }
   options.out_dir = model_dir;
+  require_precision(options.precision);  // a resumed run's saved precision, too
 
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
@@ -260,12 +265,13 @@ void train(TrainFlags& f, Communicator* comm) {
   if (comm) broadcast_parameters(model.parameters(), *comm);
   spdlog::info(
       "model: {} parameters (layers {}, d_model {}, d_ff {}, heads {}, d_k {}, d_v {}, "
-      "vocab {}); {} training pairs, batches of {} tokens x {} accumulated{}",
+      "vocab {}); {} training pairs, batches of {} tokens x {} accumulated{}; GEMMs {}",
       config.parameter_count(), config.layers, config.d_model, config.d_ff, config.heads,
       config.d_k, config.d_v, config.vocab_size, train.size(), options.batch_tokens, options.accum,
       ranks > 1 ? fmt::format(" x {} ranks ({} thread{} each)", ranks, num_threads(),
                               num_threads() == 1 ? "" : "s")
-                : "");
+                : "",
+      gemm_description(options.precision));
 
   std::unique_ptr<TrainLogFile> json_log;
   if (rank == 0)
@@ -380,6 +386,11 @@ void register_train(CLI::App& app) {
                   "from its peak to 0 at the end of the run (the first of --max-steps, "
                   "--max-epochs, --max-minutes reached)")
       ->check(CLI::IsMember({"inverse-sqrt", "linear", "cosine"}))
+      ->capture_default_str();
+  cmd->add_option("--precision", f->precision,
+                  "fp32 | bf16: the GEMMs' inputs (bf16: fp32 sums, weights, gradients and Adam; "
+                  "needs AVX512-BF16 or AMX); a run may be resumed in the other precision")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   cmd->add_option("--max-steps", o.max_steps, "stop after this many updates (in all)");
   cmd->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (in all)");

@@ -65,6 +65,11 @@ uint8_t* Tensor::u8() const {
   return static_cast<uint8_t*>(data_);
 }
 
+uint16_t* Tensor::bf16() const {
+  TD_CHECK(dtype_ == DType::BF16, "tensor is {}, not BF16", dtype_name(dtype_));
+  return static_cast<uint16_t*>(data_);
+}
+
 Tensor Tensor::reshape(const Shape& shape) const {
   TD_CHECK(is_contiguous(), "reshape of a strided tensor");
   TD_CHECK(shape.numel() == numel(), "reshape {} -> {}", shape_.str(), shape.str());

@@ -40,8 +40,11 @@ static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_
 Tensor MultiHeadAttention::forward(Context& ctx, const Tensor& xq, const Tensor& xkv,
                                    const Tensor& key_pad, bool causal) {
   self_ = xq.raw() == xkv.raw();
-  auto [keys, values] = keys_values(ctx, xkv);
-  return attend(ctx, xq, keys, values, xkv.dim(1), key_pad, causal, 0);
+  // A bf16 model rounds each input once for all the projections that read it.
+  const Tensor kv_in = k_proj.gemm_input(ctx, xkv);
+  const Tensor q_in = self_ ? kv_in : q_proj.gemm_input(ctx, xq);
+  auto [keys, values] = keys_values(ctx, kv_in);
+  return attend(ctx, q_in, keys, values, xkv.dim(1), key_pad, causal, 0);
 }
 
 std::pair<Tensor, Tensor> MultiHeadAttention::keys_values(Context& ctx, const Tensor& xkv) {

@@ -8,7 +8,17 @@ namespace transduce {
 
 SharedEmbedding::SharedEmbedding(int64_t vocab, int64_t d_model)
     : weight("embedding.weight", {vocab, d_model}),
-      scale_(static_cast<float>(std::sqrt(static_cast<double>(d_model)))) {}
+      scale_(static_cast<float>(std::sqrt(static_cast<double>(d_model)))) {
+  weight.gemm_weight = true;
+}
+
+// h as the projection's GEMM operand: rounded to bf16 when the model computes in bf16.
+static Tensor operand(Context& ctx, const Tensor& h, bool bf16) {
+  if (!bf16 || h.dtype() == DType::BF16) return h;
+  Tensor low = ctx.alloc(h.shape(), DType::BF16);
+  ops::to_bf16(h, low);
+  return low;
+}
 
 Tensor SharedEmbedding::lookup(Context& ctx, const Tensor& ids) const {
   Tensor out = ctx.alloc({ids.dim(0), ids.dim(1), weight.value.dim(1)});
@@ -24,14 +34,17 @@ Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
   Shape shape = h.shape();
   shape[shape.ndim() - 1] = weight.value.dim(0);
   Tensor logits = ctx.alloc(shape);
-  ops::gemm(h, false, weight.value, true, logits);
+  const bool bf16 = weight.bf16.defined();
+  ops::gemm(operand(ctx, h, bf16), false, bf16 ? weight.bf16 : weight.value, true, logits);
   return logits;
 }
 
 Tensor SharedEmbedding::project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits) {
-  ops::gemm(dlogits, true, h, false, weight.grad, 1.0f, 1.0f);
+  const bool bf16 = weight.bf16.defined();
+  const Tensor dlogits_op = operand(ctx, dlogits, bf16);
+  ops::gemm(dlogits_op, true, operand(ctx, h, bf16), false, weight.grad, 1.0f, 1.0f);
   Tensor dh = ctx.alloc(h.shape());
-  ops::gemm(dlogits, false, weight.value, false, dh);
+  ops::gemm(dlogits_op, false, bf16 ? weight.bf16 : weight.value, false, dh);
   return dh;
 }
 

@@ -16,7 +16,7 @@ class SharedEmbedding {
   void lookup_backward(const Tensor& ids, const Tensor& dout);
   // h [..., d] -> logits [..., V] = h E^T.
   Tensor project(Context& ctx, const Tensor& h) const;
-  // Accumulates dE from (h, dlogits); returns dh.
+  // Accumulates dE from (h, dlogits); returns dh. dlogits may be BF16 (a bf16 model's).
   Tensor project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits);
   void collect(ParamList& out) { out.push_back(&weight); }
   float scale() const { return scale_; }

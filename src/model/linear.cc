@@ -5,27 +5,46 @@
 namespace transduce {
 
 Linear::Linear(const std::string& name, int64_t in, int64_t out)
-    : weight(name + ".weight", {out, in}), bias(name + ".bias", {out}) {}
+    : weight(name + ".weight", {out, in}), bias(name + ".bias", {out}) {
+  weight.gemm_weight = true;
+}
+
+// The GEMM operands of a bf16 model: x (and dy) rounded to bf16; otherwise the tensor itself.
+static Tensor gemm_operand(Context& ctx, const Tensor& t, bool bf16) {
+  if (!bf16 || t.dtype() == DType::BF16) return t;
+  Tensor low = ctx.alloc(t.shape(), DType::BF16);
+  ops::to_bf16(t, low);
+  return low;
+}
+
+Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
+  return gemm_operand(ctx, x, weight.bf16.defined());
+}
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
-  x_ = x;
+  const bool bf16 = weight.bf16.defined();
+  // Backward needs x only as a GEMM operand: a bf16 model keeps it in bf16, half the memory.
+  x_ = gemm_operand(ctx, x, bf16);
   Shape shape = x.shape();
   shape[shape.ndim() - 1] = out_features();
   Tensor y = ctx.alloc(shape);
   ops::fill_rows(y, bias.value);
-  ops::gemm(x, false, weight.value, true, y, 1.0f, 1.0f);
+  ops::gemm(x_, false, bf16 ? weight.bf16 : weight.value, true, y, 1.0f, 1.0f);
   return y;
 }
 
 Tensor Linear::backward(Context& ctx, const Tensor& dy, const Tensor& dx_into) {
-  ops::gemm(dy, true, x_, false, weight.grad, 1.0f, 1.0f);
+  const bool bf16 = weight.bf16.defined();
+  const Tensor dy_op = gemm_operand(ctx, dy, bf16);
+  const Tensor& w = bf16 ? weight.bf16 : weight.value;
+  ops::gemm(dy_op, true, x_, false, weight.grad, 1.0f, 1.0f);
   ops::bias_grad(dy, bias.grad);
   if (dx_into.defined()) {
-    ops::gemm(dy, false, weight.value, false, dx_into, 1.0f, 1.0f);
+    ops::gemm(dy_op, false, w, false, dx_into, 1.0f, 1.0f);
     return dx_into;
   }
   Tensor dx = ctx.alloc(x_.shape());
-  ops::gemm(dy, false, weight.value, false, dx);
+  ops::gemm(dy_op, false, w, false, dx);
   return dx;
 }
 

@@ -10,8 +10,12 @@ class Linear {
  public:
   Linear(const std::string& name, int64_t in, int64_t out);
 
-  // x [..., in] -> [..., out]; saves x.
+  // x [..., in] -> [..., out]; saves x. x may already be gemm_input's result (several layers
+  // reading one input round it once).
   Tensor forward(Context& ctx, const Tensor& x);
+  // x as this layer's GEMM reads it: rounded to bf16 when the weights have a bf16 copy (a bf16
+  // model), else x itself.
+  Tensor gemm_input(Context& ctx, const Tensor& x) const;
   // Accumulates dW and db; returns dx, or adds dx into `dx_into` (and returns it) when given.
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
   void collect(ParamList& out) {

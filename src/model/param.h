@@ -12,6 +12,11 @@ struct Param {
   std::string name;  // as stored in model.safetensors, e.g. "encoder.layers.0.ffn.fc1.weight"
   Tensor value;
   Tensor grad;
+  // Weights that GEMMs read (Linear layers, the shared embedding). When the model computes in bf16
+  // (Transformer::set_precision) they also hold `bf16`, `value` rounded to bf16, which those GEMMs
+  // use; whoever changes `value` refreshes it (Adam does in its update's pass).
+  bool gemm_weight = false;
+  Tensor bf16;
 
   Param() = default;
   Param(std::string n, const Shape& shape)

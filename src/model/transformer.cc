@@ -56,6 +56,20 @@ void Transformer::init_parameters(uint64_t seed) {
   }
 }
 
+void Transformer::set_precision(Precision p) {
+  require_precision(p);
+  precision_ = p;
+  for (Param* param : params_) {
+    if (!param->gemm_weight) continue;
+    if (p == Precision::BF16) {
+      if (!param->bf16.defined()) param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
+      ops::to_bf16(param->value, param->bf16);
+    } else {
+      param->bf16 = Tensor();
+    }
+  }
+}
+
 void Transformer::zero_grad() {
   for (Param* p : params_) p->grad.fill_zero();
 }
@@ -135,9 +149,13 @@ ops::CrossEntropySums Transformer::forward(Context& ctx, const Batch& batch) {
 }
 
 void Transformer::backward(Context& ctx, float grad_scale) {
+  // A bf16 model's output projection reads the gradient in bf16: written so at once.
+  const Tensor dlogits_bf16 =
+      embedding.weight.bf16.defined() ? ctx.alloc(logits_.shape(), DType::BF16) : Tensor();
   ops::cross_entropy_backward(logits_, batch_.tgt_out, config_.pad_id, config_.label_smoothing,
-                              lse_, grad_scale);
-  Tensor ddec = embedding.project_backward(ctx, dec_out_, logits_);
+                              lse_, grad_scale, dlogits_bf16);
+  Tensor ddec =
+      embedding.project_backward(ctx, dec_out_, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
   Tensor dmemory = ctx.zeros(memory_.shape());
   Tensor dy = tgt_dropout_.backward(ctx, decoder.backward(ctx, ddec, dmemory));
   tgt_positions.backward(dy);

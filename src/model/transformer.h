@@ -6,6 +6,7 @@
 #include "model/embedding.h"
 #include "model/encoder.h"
 #include "model/positional.h"
+#include "model/precision.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -28,6 +29,10 @@ class Transformer {
   // Looks a parameter up by its safetensors name; nullptr when there is none.
   Param* find(const std::string& name) const;
   void zero_grad();
+  // The GEMMs' input type. BF16 gives every GEMM weight (Param::gemm_weight) a bf16 copy of its
+  // value, rounded now; FP32 drops the copies. Refuses BF16 on a CPU without bf16 dot products.
+  void set_precision(Precision p);
+  Precision precision() const { return precision_; }
   const ModelConfig& config() const { return config_; }
 
   // Runs the model and the loss; keeps what backward needs. The returned sums are over the
@@ -64,6 +69,7 @@ class Transformer {
 
   ModelConfig config_;
   ParamList params_;
+  Precision precision_ = Precision::FP32;
   Dropout src_dropout_, tgt_dropout_;
   Batch batch_;
   Tensor src_pad_, tgt_pad_, memory_, dec_out_, logits_, lse_;

@@ -4,14 +4,32 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/tensor.h"
 
 namespace transduce::ops {
 
-// C = alpha * op(A) op(B) + beta * C.
+// C = alpha * op(A) op(B) + beta * C. C is F32; A and B are both F32 (OpenBLAS's sgemm) or both
+// BF16 (oneDNN's matmul: bf16 products summed in fp32, on AVX512-BF16 or AMX; see bf16_support).
 void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
           float alpha = 1.0f, float beta = 0.0f);
+
+// dst (BF16) = src (F32) rounded to the nearest bf16, ties to even; same element count.
+void to_bf16(const Tensor& src, const Tensor& dst);
+
+// Whether this CPU runs BF16 GEMMs on bf16 dot-product instructions, as oneDNN sees it (its
+// ONEDNN_MAX_CPU_ISA variable can lower what it uses). `isa` names oneDNN's instruction set.
+struct Bf16Support {
+  bool available = false;
+  std::string isa;
+};
+Bf16Support bf16_support();
+std::string onednn_version();  // "2.6.3"
+// The F32 GEMMs' library and the kernels it chose for this CPU, e.g. "OpenBLAS 0.3.21 (SkylakeX)".
+std::string fp32_gemm_library();
+// The implementation oneDNN picks for a BF16 GEMM of this shape (e.g. "brg:avx512_core_amx_bf16").
+std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k);
 
 // A grid of outer x inner row-major matrices inside one tensor: matrix (o, i) starts at element
 // offset + o * stride_outer + i * stride_inner and its rows are `ld` elements apart. This reaches
@@ -104,13 +122,18 @@ struct CrossEntropySums {
 // Saves each row's log-sum-exp in lse [n].
 CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,
                                        float eps, const Tensor& lse);
-// Overwrites logits with grad_scale * d(loss)/d(logits) (zero on ignored rows).
+// Overwrites logits with grad_scale * d(loss)/d(logits) (zero on ignored rows); or, when
+// grad_bf16 (BF16, logits' size) is given, writes that gradient there rounded to bf16 and leaves
+// logits alone (a bf16 model's output projection reads no fp32 copy of it).
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
-                            const Tensor& lse, float grad_scale);
+                            const Tensor& lse, float grad_scale,
+                            const Tensor& grad_bf16 = Tensor());
 
 // Adam with bias correction at step t (1-based): m, v updated, param -= lr * mhat / (sqrt(vhat) +
-// eps).
+// eps). When param_bf16 (BF16, param's size) is given, it receives the updated param rounded to
+// bf16 in the same pass: a bf16-training model's GEMM copy, refreshed once per update.
 void adam_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
-                 float lr, float beta1, float beta2, float eps, int64_t t);
+                 float lr, float beta1, float beta2, float eps, int64_t t,
+                 const Tensor& param_bf16 = Tensor());
 
 }  // namespace transduce::ops

@@ -18,7 +18,7 @@ void Adam::step(float lr) {
   ++t_;
   for (size_t i = 0; i < params_.size(); ++i)
     ops::adam_update(params_[i]->value, params_[i]->grad, m_[i], v_[i], lr, o_.beta1, o_.beta2,
-                     o_.eps, t_);
+                     o_.eps, t_, params_[i]->bf16);
 }
 
 float noam_learning_rate(int64_t step, int d_model, int warmup, float scale) {

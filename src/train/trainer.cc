@@ -56,7 +56,8 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
                      {"valid_every", o.valid_every},
                      {"save_every", o.save_every},
                      {"save_every_minutes", o.save_every_minutes},
-                     {"keep", o.keep}};
+                     {"keep", o.keep},
+                     {"precision", precision_name(o.precision)}};
 }
 
 void update_from_json(const nlohmann::json& j, TrainOptions& o) {
@@ -88,6 +89,12 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
   o.save_every = option(j, "save_every", o.save_every);
   o.save_every_minutes = option(j, "save_every_minutes", o.save_every_minutes);
   o.keep = option(j, "keep", o.keep);
+  if (const auto it = j.find("precision"); it != j.end()) {
+    if (!it->is_string() || (*it != "fp32" && *it != "bf16"))
+      fail("the saved training options: precision must be \"fp32\" or \"bf16\", got {}",
+           it->dump());
+    o.precision = parse_precision(it->get<std::string>());
+  }
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
@@ -271,6 +278,8 @@ void Trainer::save() {
 void Trainer::run(const std::function<void(const TrainLog&)>& log,
                   const std::function<void(int64_t)>& progress) {
   const bool leader = comm_.rank() == 0;
+  // After restore and broadcast: the bf16 copies are rounded from the weights the run starts from.
+  model_.set_precision(options_.precision);
   run_start_ = now_seconds();
   last_save_time_ = elapsed();
   // The step a run resumes from is not validated again: a finished run ended with a validation,

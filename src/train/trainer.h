@@ -13,6 +13,7 @@
 #include "core/arena.h"
 #include "dist/communicator.h"
 #include "dist/gradient_sync.h"
+#include "model/precision.h"
 #include "model/transformer.h"
 #include "train/adam.h"
 #include "train/batcher.h"
@@ -44,6 +45,9 @@ struct TrainOptions {
   int64_t save_every = 0;
   double save_every_minutes = 10;
   int keep = 5;
+  // What the GEMMs compute in (model/precision.h); checkpoints are fp32 either way, so a run may
+  // be resumed in the other precision.
+  Precision precision = Precision::FP32;
 };
 
 void to_json(nlohmann::json& j, const TrainOptions& o);

@@ -98,6 +98,60 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
   EXPECT_EQ(log_text(), before);
 }
 
+// --precision bf16 trains with oneDNN's bf16 GEMMs and says so in the log; checkpoints are fp32
+// either way, so the run resumes in fp32 (which a later resume keeps) and in bf16 again.
+TEST_F(TrainCommand, Bf16TrainsAndResumesInEitherPrecision) {
+  const std::string model = dir_ + "/model";
+  const std::string resume = "train --resume " + model + " " + data_flags();
+  CommandResult r =
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
+                    model_flags() + " --precision bf16 --max-steps 4 --save-every 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("; GEMMs bf16 (oneDNN "), std::string::npos) << r.out;
+  EXPECT_EQ(checkpoint_states(model).back()["options"]["precision"], "bf16");
+  const struct {
+    const char* flag;
+    int steps;
+    const char* says;
+  } stages[] = {{" --precision fp32", 6, "; GEMMs fp32 (OpenBLAS "},
+                {"", 8, "; GEMMs fp32 (OpenBLAS "},  // the saved precision
+                {" --precision bf16", 10, "; GEMMs bf16 (oneDNN "}};
+  for (const auto& stage : stages) {
+    r = run_transduce(resume + stage.flag + " --max-steps " + std::to_string(stage.steps));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("at step " + std::to_string(stage.steps - 2)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(stage.says), std::string::npos) << stage.flag << "\n" << r.out;
+    EXPECT_NE(r.out.find("saved " + model + " (step " + std::to_string(stage.steps) + ")"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
+// Where oneDNN finds no bf16 dot products (ONEDNN_MAX_CPU_ISA lowers what it may use, as a CPU
+// without AVX512-BF16 would), --precision bf16 is one line and exit 1, before a model directory
+// is made: no silent fp32. An unknown precision is refused by the option itself.
+TEST_F(TrainCommand, Bf16WithoutBf16InstructionsIsOneLine) {
+  const std::string model = dir_ + "/model";
+  CommandResult r =
+      testing::run_shell("ONEDNN_MAX_CPU_ISA=AVX512_CORE " + std::string(TRANSDUCE_BINARY) +
+                         " train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model +
+                         " " + model_flags() + " --precision bf16 --max-steps 2");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(r.out,
+            "transduce: error: --precision bf16 needs a CPU with bf16 dot-product instructions "
+            "(AVX512-BF16 or AMX); oneDNN finds avx512_core on this one: use --precision fp32\n");
+  EXPECT_FALSE(fs::exists(model));
+  r = testing::run_shell("ONEDNN_MAX_CPU_ISA=AVX512_CORE " + std::string(TRANSDUCE_BINARY) +
+                         " bench train --preset tiny --precision bf16");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("needs a CPU with bf16 dot-product instructions"), std::string::npos)
+      << r.out;
+  r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model +
+                    " --precision fp16 --max-steps 2");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--precision: fp16 not in {fp32,bf16}"), std::string::npos) << r.out;
+}
+
 // Ctrl-C (SIGINT) or SIGTERM during training: the update in flight finishes, a checkpoint of it
 // is saved, and the exit status is 0.
 TEST_F(TrainCommand, ASignalFinishesTheUpdateAndSaves) {

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/tensor.h"
@@ -86,6 +88,28 @@ TEST(OpsAdam, HandComputedSecondStep) {
   EXPECT_NEAR(m.f32()[0], -0.01, 1e-7);
   EXPECT_NEAR(v.f32()[0], 0.0396, 1e-7);
   EXPECT_NEAR(p.f32()[0], -0.01 + 0.01 * 0.01 / 0.19, 1e-7);  // -0.0094737
+}
+
+// With a bf16 copy to refresh (bf16 training), the update is the same to the bit and the copy is
+// the updated parameter rounded to bf16; at a size that takes the parallel path.
+TEST(OpsAdam, RefreshesTheBf16CopyInTheSamePass) {
+  SplitMix64 rng(4);
+  const int64_t n = 100003;
+  const Tensor p0 = testing::random_tensor({n}, rng), g = testing::random_tensor({n}, rng);
+  Tensor p = p0.clone(), m = Tensor::zeros({n}), v = Tensor::zeros({n});
+  Tensor q = p0.clone(), mq = Tensor::zeros({n}), vq = Tensor::zeros({n});
+  Tensor copy = Tensor::zeros({n}, DType::BF16);
+  for (int64_t t = 1; t <= 2; ++t) {
+    ops::adam_update(p, g, m, v, kLr, kB1, kB2, kEps, t);
+    ops::adam_update(q, g, mq, vq, kLr, kB1, kB2, kEps, t, copy);
+    ASSERT_EQ(0, std::memcmp(p.raw(), q.raw(), p.nbytes())) << "step " << t;
+    ASSERT_EQ(0, std::memcmp(v.raw(), vq.raw(), v.nbytes())) << "step " << t;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(copy.bf16()[i], float_to_bf16(q.f32()[i])) << "step " << t << " at " << i;
+  }
+  EXPECT_THROW(
+      ops::adam_update(q, g, mq, vq, kLr, kB1, kB2, kEps, 3, Tensor::zeros({n - 1}, DType::BF16)),
+      Error);
 }
 
 TEST(OpsAdam, MismatchedSizesThrow) {

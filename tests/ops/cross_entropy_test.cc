@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/tensor.h"
@@ -182,6 +184,28 @@ TEST(OpsCrossEntropy, BackwardMatchesFiniteDifferencesTimesGradScale) {
     EXPECT_NEAR(grad.f32()[i], grad_scale * (up - down) / (2 * h), 1e-6)
         << "row " << i / vocab << " class " << i % vocab;
   }
+}
+
+// A bf16 model's gradient, written in bf16 directly: each element is the fp32 gradient rounded,
+// pad rows are zero, and the logits are left as they were; at a size that runs in parallel.
+TEST(OpsCrossEntropy, Bf16GradientIsTheFp32GradientRounded) {
+  SplitMix64 rng(21);
+  const int64_t rows = 64, vocab = 1031;
+  const int pad = 0;
+  std::vector<int32_t> t(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    t[size_t(r)] = r % 7 == 3 ? pad : int32_t(rng.randint(1, vocab - 1));
+  const Tensor logits = random_tensor({rows, vocab}, rng, -4.0f, 4.0f);
+  Tensor lse = Tensor::empty({rows});
+  ops::cross_entropy_forward(logits, ids_of(t), pad, 0.1f, lse);
+  const Tensor kept = logits.clone(), fp32 = logits.clone();
+  Tensor grad = Tensor::empty({rows, vocab}, DType::BF16);
+  ops::cross_entropy_backward(logits, ids_of(t), pad, 0.1f, lse, 0.01f, grad);
+  ops::cross_entropy_backward(fp32, ids_of(t), pad, 0.1f, lse, 0.01f);
+  ASSERT_EQ(0, std::memcmp(logits.raw(), kept.raw(), logits.nbytes())) << "logits changed";
+  for (int64_t i = 0; i < logits.numel(); ++i)
+    ASSERT_EQ(grad.bf16()[i], float_to_bf16(fp32.f32()[i])) << "element " << i;
+  EXPECT_EQ(bf16_to_float(grad.bf16()[3 * vocab + 5]), 0.0f);  // a pad row
 }
 
 TEST(OpsCrossEntropy, LargeLogitsAreStable) {

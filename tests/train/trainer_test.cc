@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numbers>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "support/identical_ranks.h"
@@ -58,20 +59,34 @@ TrainOptions quick_options() {
   return o;
 }
 
-TEST(Trainer, LearnsToReverseStrings) {
+// 900 updates on the reversal task with the GEMMs in `precision`; returns the validation log.
+TrainLog learn_to_reverse(Precision precision) {
   const std::vector<Example> train = reverse_task(2000, 1), valid = reverse_task(100, 2);
   Transformer model(tiny_config());
   model.init_parameters(1);
   TrainOptions o = quick_options();
   o.max_steps = 900;
+  o.precision = precision;
   Trainer trainer(model, train, &valid, o);
   std::vector<TrainLog> logs;
   trainer.run([&](const TrainLog& l) { logs.push_back(l); });
-  ASSERT_FALSE(logs.empty());
+  EXPECT_FALSE(logs.empty());
   EXPECT_EQ(trainer.step(), 900);
-  EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
-  const TrainLog v = trainer.validate();
+  if (!logs.empty()) EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
+  EXPECT_EQ(model.precision(), precision);
+  return trainer.validate();
+}
+
+TEST(Trainer, LearnsToReverseStrings) {
+  const TrainLog v = learn_to_reverse(Precision::FP32);
   // 700 updates reached ~0.045-0.053 depending on rounding in the kernels: too close to the bar.
+  EXPECT_LT(v.loss, 0.05) << "validation loss after 900 updates";
+  EXPECT_LT(v.perplexity, 1.06);
+}
+
+// bf16 GEMMs learn the task as well: the same bar after the same number of updates.
+TEST(Trainer, LearnsToReverseStringsWithBf16Gemms) {
+  const TrainLog v = learn_to_reverse(Precision::BF16);
   EXPECT_LT(v.loss, 0.05) << "validation loss after 900 updates";
   EXPECT_LT(v.perplexity, 1.06);
 }
@@ -88,13 +103,15 @@ class TrainerResume : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
+// 20 updates, a checkpoint, 20 more after a restore: bitwise the weights of 40 straight updates.
+void expect_resume_is_exact(const fs::path& dir, Precision precision) {
   const std::vector<Example> train = reverse_task(300, 3);
   ModelConfig c = tiny_config();
   c.dropout = 0.1f;  // dropout masks must replay too
   TrainOptions o = quick_options();
   o.accum = 2;
   o.batch_tokens = 120;  // several epochs in 40 updates, so the data position matters
+  o.precision = precision;
 
   Transformer straight(c);
   straight.init_parameters(5);
@@ -103,7 +120,7 @@ TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
 
   Transformer first(c);
   first.init_parameters(5);
-  o.out_dir = (dir_ / "model").string();
+  o.out_dir = (dir / "model").string();
   o.max_steps = 20;
   Trainer(first, train, nullptr, o).run(nullptr);
 
@@ -122,6 +139,61 @@ TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
     const Tensor& b = resumed.parameters()[i]->value;
     EXPECT_EQ(0, std::memcmp(a.raw(), b.raw(), a.nbytes()))
         << straight.parameters()[i]->name << " differs after resume";
+  }
+}
+
+TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
+  expect_resume_is_exact(dir_, Precision::FP32);
+}
+
+// With bf16 GEMMs too: the checkpoint holds the fp32 weights the bf16 copies are rounded from.
+TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRunWithBf16Gemms) {
+  expect_resume_is_exact(dir_, Precision::BF16);
+}
+
+// A checkpoint does not depend on the precision that made it: a bf16 run saves its fp32 master
+// weights (not their bf16 copies), and training goes on in fp32 from it, and back in bf16.
+TEST_F(TrainerResume, ResumesAcrossPrecisions) {
+  const std::vector<Example> train = reverse_task(600, 4), valid = reverse_task(50, 5);
+  TrainOptions o = quick_options();
+  o.out_dir = (dir_ / "model").string();
+  double last_loss = 1e9;
+  int64_t step = 0;
+  for (Precision precision : {Precision::BF16, Precision::FP32, Precision::BF16}) {
+    Transformer model(tiny_config());
+    o.precision = precision;
+    o.max_steps = step + 100;
+    Trainer trainer(model, train, &valid, o);
+    if (step == 0) {
+      model.init_parameters(2);
+    } else {
+      trainer.restore(load_checkpoint(*latest_checkpoint(o.out_dir), model, trainer.optimizer()));
+    }
+    EXPECT_EQ(trainer.step(), step);
+    trainer.run(nullptr);
+    step = trainer.step();
+    ASSERT_EQ(step, o.max_steps);
+
+    // What was saved is the weights the run holds in fp32, not their bf16 rounding.
+    Transformer saved(tiny_config());
+    Adam adam(saved.parameters());
+    const nlohmann::json state = load_checkpoint(*latest_checkpoint(o.out_dir), saved, adam);
+    EXPECT_EQ(state["options"]["precision"], precision_name(precision));
+    bool beyond_bf16 = false;
+    for (size_t i = 0; i < model.parameters().size(); ++i) {
+      const Tensor& held = model.parameters()[i]->value;
+      const Tensor& read = saved.parameters()[i]->value;
+      ASSERT_EQ(read.dtype(), DType::F32);
+      EXPECT_EQ(0, std::memcmp(held.raw(), read.raw(), held.nbytes()))
+          << model.parameters()[i]->name << " at step " << step;
+      for (int64_t j = 0; j < read.numel() && !beyond_bf16; ++j)
+        beyond_bf16 = read.f32()[j] != round_to_bf16(read.f32()[j]);
+    }
+    EXPECT_TRUE(beyond_bf16) << "every saved weight is a bf16 number at step " << step;
+    const double loss = trainer.validate().loss;
+    EXPECT_LT(loss, last_loss) << "validation loss did not fall in " << precision_name(precision)
+                               << " up to step " << step;
+    last_loss = loss;
   }
 }
 

@@ -1,6 +1,8 @@
 // Label-smoothed cross-entropy that skips padding, forward and backward over logits.
 #include <cmath>
+#include <cstring>
 
+#include "core/bf16.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
@@ -46,24 +48,45 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
 }
 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
-                            const Tensor& lse, float grad_scale) {
+                            const Tensor& lse, float grad_scale, const Tensor& grad_bf16) {
   require_cpu({&logits, &targets, &lse});
   const int64_t n = logits.rows(), vocab = logits.cols();
   float* pl = logits.f32();
   const int32_t* pt = targets.i32();
   const float* plse = lse.f32();
   const float uniform = eps / vocab;
+  uint16_t* pg = nullptr;
+  if (grad_bf16.defined()) {
+    require_cpu({&grad_bf16});
+    TD_CHECK(grad_bf16.numel() == logits.numel(), "cross_entropy_backward: bf16 gradient {} for {}",
+             grad_bf16.shape().str(), logits.shape().str());
+    pg = grad_bf16.bf16();
+  }
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n * vocab))
   for (int64_t r = 0; r < n; ++r) {
     float* row = pl + r * vocab;
-    if (pt[r] == pad_id) {
+    const int32_t target = pt[r];
+    if (pg) {
+      uint16_t* out = pg + r * vocab;
+      if (target == pad_id) {
+        std::memset(out, 0, static_cast<size_t>(vocab) * sizeof(uint16_t));
+        continue;
+      }
+      const float l = plse[r];
+#pragma omp simd
+      for (int64_t j = 0; j < vocab; ++j)
+        out[j] = float_to_bf16(grad_scale * (fast_exp(row[j] - l) - uniform) -
+                               (j == target ? grad_scale * (1.0f - eps) : 0.0f));
+      continue;
+    }
+    if (target == pad_id) {
       for (int64_t j = 0; j < vocab; ++j) row[j] = 0.0f;
       continue;
     }
     const float l = plse[r];
 #pragma omp simd
     for (int64_t j = 0; j < vocab; ++j) row[j] = grad_scale * (fast_exp(row[j] - l) - uniform);
-    row[pt[r]] -= grad_scale * (1.0f - eps);
+    row[target] -= grad_scale * (1.0f - eps);
   }
 }
 

@@ -1,7 +1,8 @@
-// Matrix products through OpenBLAS.
+// Matrix products through OpenBLAS (F32) or oneDNN (BF16, gemm_bf16.cc).
 #include <cblas.h>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -19,6 +20,10 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Te
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS would reject the zero leading dimension of an empty A or B
     beta == 0.0f ? c.fill_zero() : scale(c, beta);
+    return;
+  }
+  if (a.dtype() == DType::BF16 || b.dtype() == DType::BF16) {
+    gemm_bf16(a, trans_a, b, trans_b, c, m, n, k, alpha, beta);
     return;
   }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
@@ -44,6 +49,14 @@ void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
                 pb + o * b.stride_outer + i * b.stride_inner, b.ld, beta,
                 pc + o * c.stride_outer + i * c.stride_inner, c.ld);
   }
+}
+
+std::string fp32_gemm_library() {
+  // openblas_get_config() reads like "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX
+  // MAX_THREADS=64".
+  std::string config = openblas_get_config();
+  const size_t space = config.find(' ', config.find(' ') + 1);
+  return fmt::format("{} ({})", config.substr(0, space), openblas_get_corename());
 }
 
 }  // namespace transduce::ops

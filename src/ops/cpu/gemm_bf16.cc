@@ -1,0 +1,140 @@
+// BF16 matrix products through oneDNN's matmul primitive: bf16 inputs, fp32 sums and output. The
+// primitive for a shape is created once and kept (creating one costs far more than a small
+// product); oneDNN picks its kernel when it is created (AMX or AVX512-BF16 on CPUs with them).
+#include "ops/cpu/gemm_bf16.h"
+
+#include <omp.h>
+
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "ops/cpu/check.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Everything a primitive is specialised for: the shapes, the layouts, the scaling, and the
+// threads it splits the work between (fixed when it is created).
+using Key =
+    std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t, float, float, int>;
+
+struct Product {
+  dnnl::matmul primitive;
+  memory::desc a, b, c, scratchpad;
+  std::string kernel;
+};
+
+Product make_product(const Key& key) {
+  const auto [m, n, k, trans_a, trans_b, lda, ldb, ldc, alpha, beta, threads] = key;
+  (void)threads;
+  // Row-major op(A) [m, k] and op(B) [k, n], transposition by strides alone.
+  const memory::desc a({m, k}, memory::data_type::bf16,
+                       trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
+  const memory::desc b({k, n}, memory::data_type::bf16,
+                       trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops post;
+    post.append_sum(beta);
+    attr.set_post_ops(post);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+  return {dnnl::matmul(pd), a, b, c, pd.scratchpad_desc(), pd.impl_info_str()};
+}
+
+const Product& product_for(const Key& key) {
+  static std::mutex mutex;
+  static std::map<Key, Product> products;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = products.find(key);
+  if (it == products.end()) {
+    try {
+      it = products.emplace(key, make_product(key)).first;
+    } catch (const dnnl::error& e) {
+      fail("oneDNN cannot make a bf16 product of {} x {} x {}: {}", std::get<0>(key),
+           std::get<1>(key), std::get<2>(key), e.what());
+    }
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void gemm_bf16(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
+               int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+  TD_CHECK(a.dtype() == DType::BF16 && b.dtype() == DType::BF16 && c.dtype() == DType::F32,
+           "gemm of {} x {} into {}: A and B both BF16 (or both F32), C F32", dtype_name(a.dtype()),
+           dtype_name(b.dtype()), dtype_name(c.dtype()));
+  const Product& p = product_for(
+      Key{m, n, k, trans_a, trans_b, a.cols(), b.cols(), c.cols(), alpha, beta, num_threads()});
+  // The scratchpad belongs to the calling thread, so that several threads may run products.
+  thread_local std::vector<char> scratch;
+  if (scratch.size() < p.scratchpad.get_size()) scratch.resize(p.scratchpad.get_size());
+  dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(engine);
+  p.primitive.execute(stream,
+                      {{DNNL_ARG_SRC, memory(p.a, engine, a.raw())},
+                       {DNNL_ARG_WEIGHTS, memory(p.b, engine, b.raw())},
+                       {DNNL_ARG_DST, memory(p.c, engine, c.raw())},
+                       {DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, scratch.data())}});
+  stream.wait();
+}
+
+Bf16Support bf16_support() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  Bf16Support s;
+  s.available = (isa & bf16) == bf16;  // oneDNN's ISA values nest: AMX includes AVX512-BF16
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_amx:
+      s.isa = "avx512_core_amx";
+      break;
+    case dnnl::cpu_isa::avx512_core_bf16:
+      s.isa = "avx512_core_bf16";
+      break;
+    case dnnl::cpu_isa::avx512_core_vnni:
+      s.isa = "avx512_core_vnni";
+      break;
+    case dnnl::cpu_isa::avx512_core:
+      s.isa = "avx512_core";
+      break;
+    case dnnl::cpu_isa::avx2_vnni:
+      s.isa = "avx2_vnni";
+      break;
+    case dnnl::cpu_isa::avx2:
+      s.isa = "avx2";
+      break;
+    default:
+      s.isa = "older than avx2";
+      break;
+  }
+  return s;
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+}
+
+std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k) {
+  return product_for(Key{m, n, k, false, true, k, k, n, 1.0f, 0.0f, num_threads()}).kernel;
+}
+
+}  // namespace transduce::ops

@@ -1,0 +1,13 @@
+// The BF16 branch of ops::gemm (oneDNN's matmul), called by gemm() after its shape checks.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace transduce::ops {
+
+void gemm_bf16(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
+               int64_t m, int64_t n, int64_t k, float alpha, float beta);
+
+}  // namespace transduce::ops
