@@ -29,11 +29,10 @@ struct Context {
   AttentionRecorder* attention = nullptr;
 };
 
-// Runs f(); under ctx.inference, gives back everything f allocated except its result, which moves
-// to where f's allocations began. Keeps a deep stack of layers at one layer's activations.
+// Runs f() and gives back everything it allocated except its result, which moves to where f's
+// allocations began (memory f's result shares with what was allocated before stays put).
 template <class F>
-Tensor keep_result_only(Context& ctx, F&& f) {
-  if (!ctx.inference) return f();
+Tensor keep_only_result(Context& ctx, F&& f) {
   const Arena::Mark start = ctx.arena.mark();
   const Tensor out = f();
   ctx.arena.release(start);
@@ -41,6 +40,13 @@ Tensor keep_result_only(Context& ctx, F&& f) {
   // Host memory (decoding runs on the CPU); the two may overlap.
   if (kept.raw() != out.raw()) std::memmove(kept.raw(), out.raw(), out.nbytes());
   return kept;
+}
+
+// Under ctx.inference, keep_only_result: keeps a deep stack of layers at one layer's activations.
+template <class F>
+Tensor keep_result_only(Context& ctx, F&& f) {
+  if (!ctx.inference) return f();
+  return keep_only_result(ctx, std::forward<F>(f));
 }
 
 }  // namespace transduce

@@ -75,7 +75,10 @@ Tensor Decoder::forward(Context& ctx, const Tensor& y, const Tensor& tgt_pad, co
 
 Tensor Decoder::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) {
   Tensor d = final_norm ? final_norm->backward(ctx, dy) : dy;
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) d = (*it)->backward(ctx, d, dmemory);
+  // A layer's backward temporaries are given back when it is done: only its input's gradient
+  // (and what it adds into dmemory, allocated before) outlives it.
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it)
+    d = keep_only_result(ctx, [&] { return (*it)->backward(ctx, d, dmemory); });
   return d;
 }
 

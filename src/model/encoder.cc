@@ -44,7 +44,10 @@ Tensor Encoder::forward(Context& ctx, const Tensor& x, const Tensor& src_pad) {
 
 Tensor Encoder::backward(Context& ctx, const Tensor& dy) {
   Tensor d = final_norm ? final_norm->backward(ctx, dy) : dy;
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) d = (*it)->backward(ctx, d);
+  // A layer's backward temporaries are given back when it is done: only its input's gradient
+  // outlives it.
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it)
+    d = keep_only_result(ctx, [&] { return (*it)->backward(ctx, d); });
   return d;
 }
 
