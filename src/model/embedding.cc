@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/linear.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -10,14 +11,6 @@ SharedEmbedding::SharedEmbedding(int64_t vocab, int64_t d_model)
     : weight("embedding.weight", {vocab, d_model}),
       scale_(static_cast<float>(std::sqrt(static_cast<double>(d_model)))) {
   weight.gemm_weight = true;
-}
-
-// h as the projection's GEMM operand: rounded to bf16 when the model computes in bf16.
-static Tensor operand(Context& ctx, const Tensor& h, bool bf16) {
-  if (!bf16 || h.dtype() == DType::BF16) return h;
-  Tensor low = ctx.alloc(h.shape(), DType::BF16);
-  ops::to_bf16(h, low);
-  return low;
 }
 
 Tensor SharedEmbedding::lookup(Context& ctx, const Tensor& ids) const {
@@ -35,14 +28,14 @@ Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
   shape[shape.ndim() - 1] = weight.value.dim(0);
   Tensor logits = ctx.alloc(shape);
   const bool bf16 = weight.bf16.defined();
-  ops::gemm(operand(ctx, h, bf16), false, bf16 ? weight.bf16 : weight.value, true, logits);
+  ops::gemm(gemm_operand(ctx, h, bf16), false, bf16 ? weight.bf16 : weight.value, true, logits);
   return logits;
 }
 
 Tensor SharedEmbedding::project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits) {
   const bool bf16 = weight.bf16.defined();
-  const Tensor dlogits_op = operand(ctx, dlogits, bf16);
-  ops::gemm(dlogits_op, true, operand(ctx, h, bf16), false, weight.grad, 1.0f, 1.0f);
+  const Tensor dlogits_op = gemm_operand(ctx, dlogits, bf16);
+  ops::gemm(dlogits_op, true, gemm_operand(ctx, h, bf16), false, weight.grad, 1.0f, 1.0f);
   Tensor dh = ctx.alloc(h.shape());
   ops::gemm(dlogits_op, false, bf16 ? weight.bf16 : weight.value, false, dh);
   return dh;

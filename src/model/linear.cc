@@ -9,8 +9,7 @@ Linear::Linear(const std::string& name, int64_t in, int64_t out)
   weight.gemm_weight = true;
 }
 
-// The GEMM operands of a bf16 model: x (and dy) rounded to bf16; otherwise the tensor itself.
-static Tensor gemm_operand(Context& ctx, const Tensor& t, bool bf16) {
+Tensor gemm_operand(Context& ctx, const Tensor& t, bool bf16) {
   if (!bf16 || t.dtype() == DType::BF16) return t;
   Tensor low = ctx.alloc(t.shape(), DType::BF16);
   ops::to_bf16(t, low);

@@ -6,6 +6,9 @@
 
 namespace transduce {
 
+// t as a GEMM operand: rounded to bf16 (into ctx's arena) when `bf16` and t is F32, else t itself.
+Tensor gemm_operand(Context& ctx, const Tensor& t, bool bf16);
+
 class Linear {
  public:
   Linear(const std::string& name, int64_t in, int64_t out);
