@@ -72,6 +72,18 @@ def main():
                    help="also measure PyTorch under other thread settings")
     args = p.parse_args()
 
+    base_env = dict(os.environ)
+    # transduce asks OpenBLAS for its AVX-512 kernels itself where OpenBLAS 0.3.21 does not know
+    # the CPU (src/ops/cpu/blas_kernels.h); PyTorch gets them the only way it can, from the start.
+    flags = set()
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    if "OPENBLAS_CORETYPE" not in base_env and {"avx512f", "avx512bw", "avx512dq",
+                                                "avx512vl"} <= flags:
+        base_env["OPENBLAS_CORETYPE"] = "SKYLAKEX"
     ours = [args.transduce, "--threads", args.threads, "bench"]
     torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
              "--json"]
@@ -80,7 +92,7 @@ def main():
     probe = ["train", "--preset", "tiny", "--steps", 4]
     our_policy, our_env = best_wait_policy("ours", [*ours, *probe, "--json"], dict(os.environ),
                                            ("default", "passive"))
-    torch_policy, torch_env = best_wait_policy("torch", [*torch, *probe], dict(os.environ),
+    torch_policy, torch_env = best_wait_policy("torch", [*torch, *probe], base_env,
                                                ("passive", "active"))
 
     # name, our command, PyTorch's command, how to read the figure from each JSON
@@ -134,7 +146,8 @@ def main():
           f"OMP_WAIT_POLICY={our_policy}")
     print(f"PyTorch {t['torch']}: BLAS {t['blas_library']} ({t['blas_threading']}, "
           f"{t['blas_threads']} threads), {t['openmp_threads']} OpenMP threads for its own "
-          f"kernels, {t['onednn']}; OMP_WAIT_POLICY={torch_policy}")
+          f"kernels, {t['onednn']}; OMP_WAIT_POLICY={torch_policy}, "
+          f"OPENBLAS_CORETYPE={torch_env.get('OPENBLAS_CORETYPE', 'unset')}")
     print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
           f"{'RSS ours MB':>12} {'RSS torch MB':>13}")
     for name, b in results.items():

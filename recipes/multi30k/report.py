@@ -26,7 +26,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         "training": {
             "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
             "lr_scale": prof["lr_scale"], "minutes_limit": prof.get("minutes"),
-            "steps_limit": prof.get("steps"),
+            "steps_limit": prof.get("steps"), "precision": prof.get("precision", "fp32"),
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
         },
@@ -75,7 +75,8 @@ def markdown(r):
         f"{m['norm']}-norm, "
         f"{m['positions']} positions, shared BPE vocabulary of {m['vocab_size']}",
         f"- batches of {t['batch_tokens']} tokens a side, warmup {t['warmup']}, "
-        f"learning-rate scale {t['lr_scale']} on equation 3",
+        f"learning-rate scale {t['lr_scale']} on equation 3; GEMMs in "
+        f"{t.get('precision', 'fp32')}",
         f"- {t['steps']} steps, {t['epochs']} epochs in {clock(t['training_seconds'])} of training, "
         f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average",
         f"- validation perplexity: last {fmt(t['final_valid_ppl'])}, best {fmt(t['best_valid_ppl'])}",

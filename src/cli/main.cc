@@ -1,14 +1,25 @@
 // transduce: the command-line entry point. Subcommands live in one file each.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/threads.h"
+#include "ops/cpu/blas_kernels.h"
 
 int main(int argc, char** argv) {
+  // OpenBLAS chose kernels that leave this CPU's AVX-512 unused: start again with the right ones
+  // (set before the library loads; with it set, the new process keeps what it finds).
+  if (const std::optional<std::string> core = transduce::ops::better_openblas_coretype()) {
+    setenv("OPENBLAS_CORETYPE", core->c_str(), 1);
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE");  // the exec failed: go on with OpenBLAS's own choice
+  }
   CLI::App app{"transduce: Transformer translation toolkit (Vaswani et al., 2017)"};
   app.require_subcommand(1);
   // Global options after the subcommand too (`transduce train ... --threads 2`): subcommands

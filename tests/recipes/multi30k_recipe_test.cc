@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -212,6 +213,26 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
   EXPECT_TRUE(fs::is_regular_file(out / "results.json"));
 }
 #endif
+
+// --precision bf16 trains with bf16 GEMMs and the report says so; --steps sets the updates in
+// place of the profile's limit.
+TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
+  const fs::path out = dir_ / "run";
+  const auto r = run_shell(command("--precision bf16 --steps 12 --out " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("; GEMMs bf16 (oneDNN "), std::string::npos) << r.out;
+  std::ifstream in(out / "results.json");
+  const nlohmann::json results = nlohmann::json::parse(in);
+  EXPECT_EQ(results["training"]["precision"], "bf16");
+  EXPECT_EQ(results["training"]["steps"], 12);
+  EXPECT_EQ(results["training"]["steps_limit"], 12);
+  const std::vector<std::string> md = read_lines(out / "results.md");
+  EXPECT_NE(std::find_if(md.begin(), md.end(),
+                         [](const std::string& l) {
+                           return l.find("; GEMMs in bf16") != std::string::npos;
+                         }),
+            md.end());
+}
 
 TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
   fs::remove(data_ / "val.de");

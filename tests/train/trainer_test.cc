@@ -72,7 +72,9 @@ TrainLog learn_to_reverse(Precision precision) {
   trainer.run([&](const TrainLog& l) { logs.push_back(l); });
   EXPECT_FALSE(logs.empty());
   EXPECT_EQ(trainer.step(), 900);
-  if (!logs.empty()) EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
+  if (!logs.empty()) {
+    EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
+  }
   EXPECT_EQ(model.precision(), precision);
   return trainer.validate();
 }
