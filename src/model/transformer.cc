@@ -1,5 +1,7 @@
 #include "model/transformer.h"
 
+#include "model/linear.h"
+
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -95,8 +97,12 @@ Tensor Transformer::encode(Context& ctx, const Tensor& src, const Tensor& src_pa
 
 Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad,
                            const Tensor& memory, const Tensor& src_pad) {
-  dec_out_ = decoder.forward(ctx, embed(ctx, tgt_in, tgt_positions, tgt_dropout_), tgt_pad, memory,
-                             src_pad);
+  // The decoder's output is only the projection's operand (forward and backward): a bf16 model
+  // rounds it once for both.
+  dec_out_ = gemm_operand(ctx,
+                          decoder.forward(ctx, embed(ctx, tgt_in, tgt_positions, tgt_dropout_),
+                                          tgt_pad, memory, src_pad),
+                          embedding.weight.bf16.defined());
   return embedding.project(ctx, dec_out_);
 }
 

@@ -35,9 +35,7 @@ TEST(BlasKernels, TheLibraryNameNamesTheKernels) {
 // On a CPU with AVX-512 the binary runs OpenBLAS's AVX-512 kernels, whether OpenBLAS knows the CPU
 // or transduce had to ask for them (on CPUs newer than OpenBLAS 0.3.21); on others, others.
 TEST(BlasKernels, TheBinaryRunsAvx512KernelsOnAnAvx512Cpu) {
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  const bool avx512 = ops::cpu_has_avx512();
   const testing::CommandResult r =
       testing::run_shell("env -u OPENBLAS_CORETYPE " + std::string(TRANSDUCE_BINARY) +
                          " --threads 1 bench train --preset tiny --layers 1 --batch 4 --steps 1");
@@ -52,9 +50,7 @@ TEST(BlasKernels, TheBinaryRunsAvx512KernelsOnAnAvx512Cpu) {
 // openblas_get_corename that answers as OpenBLAS 0.3.21 does on a CPU it does not know), the binary
 // starts itself again with OPENBLAS_CORETYPE=SKYLAKEX and runs those kernels.
 TEST(BlasKernels, TheBinaryAsksForAvx512KernelsWhereOpenBlasFellBack) {
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  const bool avx512 = ops::cpu_has_avx512();
   // The sanitizer build wants its runtime first among the libraries: the preload comes before.
   const testing::CommandResult r = testing::run_shell(
       "env -u OPENBLAS_CORETYPE ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 "

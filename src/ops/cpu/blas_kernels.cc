@@ -17,11 +17,14 @@ std::optional<std::string> better_openblas_coretype(std::string_view chosen, boo
   return "SKYLAKEX";
 }
 
-std::optional<std::string> better_openblas_coretype() {
+bool cpu_has_avx512() {
   __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  return better_openblas_coretype(openblas_get_corename(), avx512,
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+
+std::optional<std::string> better_openblas_coretype() {
+  return better_openblas_coretype(openblas_get_corename(), cpu_has_avx512(),
                                   std::getenv("OPENBLAS_CORETYPE") != nullptr);
 }
 

@@ -17,6 +17,9 @@ namespace transduce::ops {
 std::optional<std::string> better_openblas_coretype(std::string_view chosen, bool cpu_has_avx512,
                                                     bool user_set);
 
+// Whether this CPU has the AVX-512 subsets OpenBLAS's AVX-512 kernels use (F, BW, DQ, VL).
+bool cpu_has_avx512();
+
 // The same for this process and CPU.
 std::optional<std::string> better_openblas_coretype();
 

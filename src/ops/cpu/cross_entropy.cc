@@ -47,47 +47,51 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
   return {loss, nll, tokens};
 }
 
-void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
-                            const Tensor& lse, float grad_scale, const Tensor& grad_bf16) {
-  require_cpu({&logits, &targets, &lse});
-  const int64_t n = logits.rows(), vocab = logits.cols();
-  float* pl = logits.f32();
-  const int32_t* pt = targets.i32();
-  const float* plse = lse.f32();
+namespace {
+
+inline void store(float* out, float x) {
+  *out = x;
+}
+inline void store(uint16_t* out, float x) {
+  *out = float_to_bf16(x);
+}
+
+// The gradient rows into out (float: over the logits themselves; uint16_t: bf16 elsewhere).
+template <class Out>
+void gradient_rows(const float* pl, const int32_t* pt, const float* plse, int64_t n, int64_t vocab,
+                   int pad_id, float eps, float grad_scale, Out* out) {
   const float uniform = eps / vocab;
-  uint16_t* pg = nullptr;
-  if (grad_bf16.defined()) {
-    require_cpu({&grad_bf16});
-    TD_CHECK(grad_bf16.numel() == logits.numel(), "cross_entropy_backward: bf16 gradient {} for {}",
-             grad_bf16.shape().str(), logits.shape().str());
-    pg = grad_bf16.bf16();
-  }
+  const float label = grad_scale * (1.0f - eps);
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n * vocab))
   for (int64_t r = 0; r < n; ++r) {
-    float* row = pl + r * vocab;
+    const float* row = pl + r * vocab;
+    Out* dst = out + r * vocab;
     const int32_t target = pt[r];
-    if (pg) {
-      uint16_t* out = pg + r * vocab;
-      if (target == pad_id) {
-        std::memset(out, 0, static_cast<size_t>(vocab) * sizeof(uint16_t));
-        continue;
-      }
-      const float l = plse[r];
-#pragma omp simd
-      for (int64_t j = 0; j < vocab; ++j)
-        out[j] = float_to_bf16(grad_scale * (fast_exp(row[j] - l) - uniform) -
-                               (j == target ? grad_scale * (1.0f - eps) : 0.0f));
-      continue;
-    }
     if (target == pad_id) {
-      for (int64_t j = 0; j < vocab; ++j) row[j] = 0.0f;
+      std::memset(dst, 0, static_cast<size_t>(vocab) * sizeof(Out));  // 0 in both types
       continue;
     }
     const float l = plse[r];
 #pragma omp simd
-    for (int64_t j = 0; j < vocab; ++j) row[j] = grad_scale * (fast_exp(row[j] - l) - uniform);
-    row[target] -= grad_scale * (1.0f - eps);
+    for (int64_t j = 0; j < vocab; ++j)
+      store(dst + j, grad_scale * (fast_exp(row[j] - l) - uniform) - (j == target ? label : 0.0f));
   }
+}
+
+}  // namespace
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
+                            const Tensor& lse, float grad_scale, const Tensor& grad_bf16) {
+  require_cpu({&logits, &targets, &lse});
+  const int64_t n = logits.rows(), vocab = logits.cols();
+  if (!grad_bf16.defined())
+    return gradient_rows(logits.f32(), targets.i32(), lse.f32(), n, vocab, pad_id, eps, grad_scale,
+                         logits.f32());
+  require_cpu({&grad_bf16});
+  TD_CHECK(grad_bf16.numel() == logits.numel(), "cross_entropy_backward: bf16 gradient {} for {}",
+           grad_bf16.shape().str(), logits.shape().str());
+  gradient_rows(logits.f32(), targets.i32(), lse.f32(), n, vocab, pad_id, eps, grad_scale,
+                grad_bf16.bf16());
 }
 
 }  // namespace transduce::ops
