@@ -168,8 +168,7 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
       arena.reset();
       Context ctx(arena, /*train=*/true,
                   o.dropout_seed + static_cast<uint64_t>(adam.steps()) * slices.size() + k);
-      const ops::CrossEntropySums sums = model.forward(ctx, slices[k]);
-      model.backward(ctx, grad_scale);
+      const ops::CrossEntropySums sums = model.train_step(ctx, slices[k], grad_scale);
       loss += sums.loss;
       tokens += sums.tokens;
     }

@@ -88,7 +88,8 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& 
   return out_proj.forward(ctx, context);
 }
 
-Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into) {
+Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into,
+                                    const Tensor& dq_into) {
   TD_CHECK(k_.dim(1) == lk_, "backward through attention over a key/value cache");
   Tensor dcontext = out_proj.backward(ctx, dy);
 
@@ -114,7 +115,7 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
   ops::gemm_grid(true, false, lk_, d_k_, lq_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
                  heads_of(q_, d_k_, heads_), 0.0f, heads_of(dk, d_k_, heads_), batch_, heads_);
 
-  Tensor dxq = q_proj.backward(ctx, dq);
+  Tensor dxq = q_proj.backward(ctx, dq, dq_into);
   const Tensor& dkv = self_ ? dxq : dkv_into;
   TD_CHECK(dkv.defined(), "cross-attention backward needs a key/value gradient buffer");
   k_proj.backward(ctx, dk, dkv);

@@ -23,9 +23,11 @@ class MultiHeadAttention {
   std::pair<Tensor, Tensor> keys_values(Context& ctx, const Tensor& xkv);
   Tensor attend(Context& ctx, const Tensor& xq, const Tensor& keys, const Tensor& values,
                 int64_t lk, const Tensor& key_pad, bool causal, int64_t causal_offset);
-  // Returns d(xq). For self-attention the key/value path's gradient is added into it; for
-  // cross-attention it is added into `dkv_into` ([B, Lk, d]).
-  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into = {});
+  // Returns d(xq), or adds it into `dq_into` (and returns that) when given; dy is read before
+  // dq_into is written, so they may be one tensor. For self-attention the key/value path's
+  // gradient is added into it too; for cross-attention it is added into `dkv_into` ([B, Lk, d]).
+  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into = {},
+                  const Tensor& dq_into = {});
   void collect(ParamList& out);
 
   // The attention weights of the last forward, [B, heads, Lq, Lk] (before attention dropout).

@@ -13,6 +13,18 @@ Tensor Dropout::forward(Context& ctx, const Tensor& x) {
   return y;
 }
 
+Tensor Dropout::forward_add(Context& ctx, const Tensor& residual, const Tensor& x) {
+  active_ = ctx.training && p_ > 0.0f;
+  Tensor y = ctx.alloc(x.shape());
+  if (!active_) {
+    ops::add(residual, x, y);
+    return y;
+  }
+  mask_ = ctx.alloc(x.shape(), DType::U8);
+  ops::dropout_add(residual, x, y, mask_, p_, ctx.seed, ctx.next_stream());
+  return y;
+}
+
 Tensor Dropout::backward(Context& ctx, const Tensor& dy) {
   if (!active_) return dy;
   Tensor dx = ctx.alloc(dy.shape());

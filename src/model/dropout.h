@@ -10,6 +10,8 @@ class Dropout {
   explicit Dropout(float p = 0.0f) : p_(p) {}
   // Returns x itself when inactive, else a new tensor.
   Tensor forward(Context& ctx, const Tensor& x);
+  // residual + forward(x), in one pass when active; always a new tensor.
+  Tensor forward_add(Context& ctx, const Tensor& residual, const Tensor& x);
   // Returns dy itself when the forward was inactive, else a new tensor.
   Tensor backward(Context& ctx, const Tensor& dy);
   float p() const { return p_; }

@@ -17,8 +17,11 @@ Tensor EncoderLayer::forward(Context& ctx, const Tensor& x, const Tensor& src_pa
 }
 
 Tensor EncoderLayer::backward(Context& ctx, const Tensor& dy) {
-  Tensor dh = ffn_res.enter_backward(ctx, ffn.backward(ctx, ffn_res.leave_backward(ctx, dy)));
-  return attn_res.enter_backward(ctx, self_attn.backward(ctx, attn_res.leave_backward(ctx, dh)));
+  const Tensor dffn = ffn_res.leave_backward(ctx, dy);
+  Tensor dh = ffn_res.enter_backward(ctx, ffn.backward(ctx, dffn, ffn_res.input_gradient_sink()));
+  const Tensor dattn = attn_res.leave_backward(ctx, dh);
+  return attn_res.enter_backward(
+      ctx, self_attn.backward(ctx, dattn, {}, attn_res.input_gradient_sink()));
 }
 
 void EncoderLayer::collect(ParamList& out) {

@@ -20,10 +20,10 @@ Tensor FeedForward::forward(Context& ctx, const Tensor& x) {
   return fc2.forward(ctx, relu_dropout_.forward(ctx, hidden_));
 }
 
-Tensor FeedForward::backward(Context& ctx, const Tensor& dy) {
+Tensor FeedForward::backward(Context& ctx, const Tensor& dy, const Tensor& dx_into) {
   Tensor dhidden = relu_dropout_.backward(ctx, fc2.backward(ctx, dy));
   ops::relu_backward(hidden_, dhidden, dhidden);
-  return fc1.backward(ctx, dhidden);
+  return fc1.backward(ctx, dhidden, dx_into);
 }
 
 }  // namespace transduce

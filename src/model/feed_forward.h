@@ -11,7 +11,9 @@ class FeedForward {
  public:
   FeedForward(const std::string& name, const ModelConfig& config);
   Tensor forward(Context& ctx, const Tensor& x);
-  Tensor backward(Context& ctx, const Tensor& dy);
+  // Returns dx, or adds it into `dx_into` (and returns that) when given; dy is read before dx_into
+  // is written, so they may be one tensor.
+  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
   void collect(ParamList& out);
 
   Linear fc1, fc2;

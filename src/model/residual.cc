@@ -12,9 +12,7 @@ Tensor ResidualNorm::enter(Context& ctx, const Tensor& x) {
 }
 
 Tensor ResidualNorm::leave(Context& ctx, const Tensor& x, const Tensor& sublayer_out) {
-  Tensor dropped = dropout_.forward(ctx, sublayer_out);
-  Tensor sum = ctx.alloc(x.shape());
-  ops::add(x, dropped, sum);
+  Tensor sum = dropout_.forward_add(ctx, x, sublayer_out);
   return placement_ == NormPlacement::Post ? norm.forward(ctx, sum) : sum;
 }
 
@@ -23,7 +21,13 @@ Tensor ResidualNorm::leave_backward(Context& ctx, const Tensor& dout) {
   return dropout_.backward(ctx, dresidual_);
 }
 
+Tensor ResidualNorm::input_gradient_sink() const {
+  return placement_ == NormPlacement::Post ? dresidual_ : Tensor();
+}
+
 Tensor ResidualNorm::enter_backward(Context& ctx, const Tensor& dsublayer_in) {
+  if (placement_ == NormPlacement::Post && dsublayer_in.raw() == dresidual_.raw())
+    return dsublayer_in;
   Tensor dx = placement_ == NormPlacement::Pre ? norm.backward(ctx, dsublayer_in) : dsublayer_in;
   ops::axpy(1.0f, dresidual_, dx);
   return dx;

@@ -18,8 +18,13 @@ class ResidualNorm {
   Tensor enter(Context& ctx, const Tensor& x);
   Tensor leave(Context& ctx, const Tensor& x, const Tensor& sublayer_out);
   Tensor leave_backward(Context& ctx, const Tensor& dout);
-  // `dsublayer_in` is consumed (the residual gradient is added into it).
+  // `dsublayer_in` is consumed (the residual gradient is added into it), unless it is
+  // input_gradient_sink(), which holds the sum already.
   Tensor enter_backward(Context& ctx, const Tensor& dsublayer_in);
+  // After leave_backward: where the sub-layer's backward may add its input's gradient, saving a
+  // zeroed buffer and a pass (post-LN: the residual path's gradient; pre-LN: none). The sub-layer
+  // must read its output's gradient before it writes there, as that may be the same tensor.
+  Tensor input_gradient_sink() const;
   void collect(ParamList& out) { norm.collect(out); }
 
   LayerNorm norm;

@@ -143,25 +143,44 @@ Tensor Transformer::decode_step(Context& ctx, const Tensor& tokens, DecoderCache
   return embedding.project(ctx, h).reshape({n, config_.vocab_size});
 }
 
-ops::CrossEntropySums Transformer::forward(Context& ctx, const Batch& batch) {
+void Transformer::forward_to_logits(Context& ctx, const Batch& batch) {
   batch_ = batch;
   src_pad_ = padding_mask(ctx, batch.src);
   tgt_pad_ = padding_mask(ctx, batch.tgt_in);
   memory_ = encode(ctx, batch.src, src_pad_);
   logits_ = decode(ctx, batch.tgt_in, tgt_pad_, memory_, src_pad_);
+}
+
+ops::CrossEntropySums Transformer::forward(Context& ctx, const Batch& batch) {
+  forward_to_logits(ctx, batch);
   lse_ = ctx.alloc({logits_.rows()});
   return ops::cross_entropy_forward(logits_, batch.tgt_out, config_.pad_id, config_.label_smoothing,
                                     lse_);
 }
 
+// A bf16 model's output projection reads the loss's gradient in bf16: written so at once.
+Tensor Transformer::bf16_logits_gradient(Context& ctx) const {
+  return embedding.weight.bf16.defined() ? ctx.alloc(logits_.shape(), DType::BF16) : Tensor();
+}
+
 void Transformer::backward(Context& ctx, float grad_scale) {
-  // A bf16 model's output projection reads the gradient in bf16: written so at once.
-  const Tensor dlogits_bf16 =
-      embedding.weight.bf16.defined() ? ctx.alloc(logits_.shape(), DType::BF16) : Tensor();
+  const Tensor dlogits_bf16 = bf16_logits_gradient(ctx);
   ops::cross_entropy_backward(logits_, batch_.tgt_out, config_.pad_id, config_.label_smoothing,
                               lse_, grad_scale, dlogits_bf16);
-  Tensor ddec =
-      embedding.project_backward(ctx, dec_out_, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
+  backward_from_logits(ctx, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
+}
+
+ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, float grad_scale) {
+  forward_to_logits(ctx, batch);
+  const Tensor dlogits_bf16 = bf16_logits_gradient(ctx);
+  const ops::CrossEntropySums sums = ops::cross_entropy_train(
+      logits_, batch.tgt_out, config_.pad_id, config_.label_smoothing, grad_scale, dlogits_bf16);
+  backward_from_logits(ctx, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
+  return sums;
+}
+
+void Transformer::backward_from_logits(Context& ctx, const Tensor& dlogits) {
+  Tensor ddec = embedding.project_backward(ctx, dec_out_, dlogits);
   Tensor dmemory = ctx.zeros(memory_.shape());
   Tensor dy = tgt_dropout_.backward(ctx, decoder.backward(ctx, ddec, dmemory));
   tgt_positions.backward(dy);

@@ -40,6 +40,9 @@ class Transformer {
   ops::CrossEntropySums forward(Context& ctx, const Batch& batch);
   // Gradients of (loss sum * grad_scale); grad_scale = 1 / tokens gives the mean loss's.
   void backward(Context& ctx, float grad_scale);
+  // forward() and backward() as training runs them: the loss's forward and backward in one pass
+  // over the logits (which hold their gradient afterwards). Same sums, same gradients.
+  ops::CrossEntropySums train_step(Context& ctx, const Batch& batch, float grad_scale);
 
   // Pieces of forward, for inference and tests.
   Tensor padding_mask(Context& ctx, const Tensor& ids) const;  // U8, 1 where ids == pad
@@ -66,6 +69,9 @@ class Transformer {
  private:
   Tensor embed(Context& ctx, const Tensor& ids, const PositionalEncoding& positions,
                Dropout& dropout);
+  void forward_to_logits(Context& ctx, const Batch& batch);
+  Tensor bf16_logits_gradient(Context& ctx) const;
+  void backward_from_logits(Context& ctx, const Tensor& dlogits);
 
   ModelConfig config_;
   ParamList params_;

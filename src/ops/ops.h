@@ -81,6 +81,9 @@ void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx);
 void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p, uint64_t seed,
                      uint64_t stream);
 void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx);
+// y = residual + dropout(x) in one pass: the same mask and numbers as dropout_forward then add.
+void dropout_add(const Tensor& residual, const Tensor& x, const Tensor& y, const Tensor& mask,
+                 float p, uint64_t seed, uint64_t stream);
 
 // out = a + b; a += alpha * b; x *= alpha.
 void add(const Tensor& a, const Tensor& b, const Tensor& out);
@@ -128,6 +131,12 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
                             const Tensor& lse, float grad_scale,
                             const Tensor& grad_bf16 = Tensor());
+// Training's forward and backward of the loss in one pass over the logits, each row's gradient
+// written while the row is in cache: the sums of cross_entropy_forward, and the gradient of
+// cross_entropy_backward (over the logits, or into grad_bf16).
+CrossEntropySums cross_entropy_train(const Tensor& logits, const Tensor& targets, int pad_id,
+                                     float eps, float grad_scale,
+                                     const Tensor& grad_bf16 = Tensor());
 
 // Adam with bias correction at step t (1-based): m, v updated, param -= lr * mhat / (sqrt(vhat) +
 // eps). When param_bf16 (BF16, param's size) is given, it receives the updated param rounded to

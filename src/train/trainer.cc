@@ -219,8 +219,7 @@ bool Trainer::update(Interval& sums) {
     arena_.reset();
     Context ctx(arena_, /*train=*/true,
                 hash_u64(options_.seed, static_cast<uint64_t>(step_), streams[k]));
-    const ops::CrossEntropySums s = model_.forward(ctx, batches[k]);
-    model_.backward(ctx, grad_scale);
+    const ops::CrossEntropySums s = model_.train_step(ctx, batches[k], grad_scale);
     sums.loss += s.loss;
     sums.nll += s.nll;
     sums.tokens += static_cast<double>(s.tokens);

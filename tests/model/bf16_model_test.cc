@@ -1,5 +1,6 @@
 // The whole model with bf16 GEMMs against the same model in fp32: the loss and every gradient,
-// at a size whose GEMMs and kernels take their parallel paths.
+// at a size whose GEMMs and kernels take their parallel paths; and training's fused step against
+// forward then backward, in both precisions.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -51,12 +52,26 @@ struct Pass {
   std::vector<std::vector<float>> grads;
 };
 
-Pass run(Transformer& model, const Batch& batch) {
+int64_t target_tokens(const Batch& batch) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < batch.tgt_out.numel(); ++i) n += batch.tgt_out.i32()[i] != 0;
+  return n;
+}
+
+// forward then backward, or (fused) train_step.
+Pass run(Transformer& model, const Batch& batch, bool fused = false) {
   Arena arena;
   Context ctx(arena, /*train=*/true, 1);
   model.zero_grad();
-  const ops::CrossEntropySums s = model.forward(ctx, batch);
-  model.backward(ctx, 1.0f / static_cast<float>(s.tokens));
+  const float grad_scale = 1.0f / static_cast<float>(target_tokens(batch));
+  ops::CrossEntropySums s;
+  if (fused) {
+    s = model.train_step(ctx, batch, grad_scale);
+  } else {
+    s = model.forward(ctx, batch);
+    model.backward(ctx, grad_scale);
+  }
+  EXPECT_EQ(s.tokens, target_tokens(batch));
   Pass r{s.loss / static_cast<double>(s.tokens), {}};
   for (const Param* p : model.parameters())
     r.grads.emplace_back(p->grad.f32(), p->grad.f32() + p->grad.numel());
@@ -126,6 +141,26 @@ TEST(Bf16Model, LossAndEveryGradientAgreeWithFp32) {
     EXPECT_EQ(0, std::memcmp(again.grads[i].data(), fp32.grads[i].data(),
                              again.grads[i].size() * sizeof(float)))
         << model.parameters()[i]->name;
+}
+
+// The step training runs (the loss's forward and backward in one pass) computes what forward and
+// backward compute, bit for bit: the same sums and every gradient, with dropout on.
+TEST(TrainStep, EqualsForwardThenBackwardInBothPrecisions) {
+  ModelConfig c = config();
+  c.dropout = 0.1f;
+  Transformer model(c);
+  model.init_parameters(5);
+  SplitMix64 rng(12);
+  const Batch batch = make_batch(rng);
+  for (const Precision p : {Precision::FP32, Precision::BF16}) {
+    model.set_precision(p);
+    const Pass two = run(model, batch), one = run(model, batch, /*fused=*/true);
+    EXPECT_EQ(one.loss, two.loss) << precision_name(p);
+    for (size_t i = 0; i < one.grads.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(one.grads[i].data(), two.grads[i].data(),
+                               one.grads[i].size() * sizeof(float)))
+          << precision_name(p) << " " << model.parameters()[i]->name;
+  }
 }
 
 }  // namespace

@@ -208,6 +208,48 @@ TEST(OpsCrossEntropy, Bf16GradientIsTheFp32GradientRounded) {
   EXPECT_EQ(bf16_to_float(grad.bf16()[3 * vocab + 5]), 0.0f);  // a pad row
 }
 
+// Training's single pass equals forward then backward: the same sums and the same gradient, in
+// fp32 over the logits and in bf16 beside them, at the benchmark's size (4100 rows, V = 8000, run
+// in parallel) with pad rows among them.
+TEST(OpsCrossEntropy, TrainPassEqualsForwardThenBackward) {
+  SplitMix64 rng(22);
+  const int64_t rows = 4100, vocab = 8000;
+  const int pad = 0;
+  std::vector<int32_t> t(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    t[size_t(r)] = r % 11 == 4 ? pad : int32_t(rng.randint(1, vocab - 1));
+  const Tensor logits = random_tensor({rows, vocab}, rng, -6.0f, 6.0f);
+  const float eps = 0.1f, grad_scale = 1.0f / 3700;
+
+  Tensor two_pass = logits.clone(), lse = Tensor::empty({rows});
+  const auto want = ops::cross_entropy_forward(two_pass, ids_of(t), pad, eps, lse);
+  ops::cross_entropy_backward(two_pass, ids_of(t), pad, eps, lse, grad_scale);
+
+  Tensor one_pass = logits.clone();
+  const auto got = ops::cross_entropy_train(one_pass, ids_of(t), pad, eps, grad_scale);
+  EXPECT_EQ(got.tokens, want.tokens);
+  EXPECT_NEAR(got.loss, want.loss, 1e-12 * want.loss);
+  EXPECT_NEAR(got.nll, want.nll, 1e-12 * want.nll);
+  ASSERT_EQ(0, std::memcmp(one_pass.raw(), two_pass.raw(), one_pass.nbytes()));
+
+  Tensor kept = logits.clone(), grad = Tensor::empty({rows, vocab}, DType::BF16);
+  const auto got_bf16 = ops::cross_entropy_train(kept, ids_of(t), pad, eps, grad_scale, grad);
+  EXPECT_NEAR(got_bf16.loss, want.loss, 1e-12 * want.loss);
+  ASSERT_EQ(0, std::memcmp(kept.raw(), logits.raw(), kept.nbytes())) << "logits changed";
+  for (int64_t i = 0; i < grad.numel(); ++i)
+    ASSERT_EQ(grad.bf16()[i], float_to_bf16(two_pass.f32()[i])) << "element " << i;
+
+  // And the loss itself against the definition, on a few rows in double.
+  const int64_t some = 40;
+  const Tensor head =
+      from({some, vocab}, std::vector<float>(logits.f32(), logits.f32() + some * vocab));
+  const std::vector<int32_t> head_targets(t.begin(), t.begin() + some);
+  const Naive naive = naive_ce(as_double(head), head_targets, vocab, pad, double{eps});
+  const auto head_sums = ops::cross_entropy_train(head, ids_of(head_targets), pad, eps, 1.0f);
+  EXPECT_NEAR(head_sums.loss, naive.loss, 1e-5 * naive.loss);
+  EXPECT_NEAR(head_sums.nll, naive.nll, 1e-5 * naive.nll);
+}
+
 TEST(OpsCrossEntropy, LargeLogitsAreStable) {
   const std::vector<float> base = {0.0f, 1.0f, -2.0f, 0.5f};
   std::vector<float> big = base;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ops/ops.h"
 #include "support/run_command.h"
 
 namespace transduce {
@@ -126,6 +127,8 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["pair"], "en-de");
   EXPECT_EQ(results["profile"], "tiny");
   EXPECT_EQ(results["training"]["steps"], 30);
+  // bf16 by default where oneDNN finds bf16 dot products (the recipe reads the CPU's flags).
+  EXPECT_EQ(results["training"]["precision"], ops::bf16_support().available ? "bf16" : "fp32");
   EXPECT_EQ(results["model"]["layers"], 1);
   for (const char* stage : {"vocab", "train", "average", "tune", "translate", "score"})
     EXPECT_TRUE(results["stage_seconds"].contains(stage)) << stage;

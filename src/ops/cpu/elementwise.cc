@@ -35,20 +35,11 @@ void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
   for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] > 0.0f ? pdy[i] : 0.0f;
 }
 
-void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p, uint64_t seed,
-                     uint64_t stream) {
-  require_cpu({&x, &y});
-  same_shape(x, y, "dropout");
-  const float* px = x.f32();
-  float* py = y.f32();
-  const int64_t n = x.numel();
-  if (p == 0.0f) {
-    if (py != px) y.copy_from(x);
-    return;
-  }
-  require_cpu({&mask});
-  same_shape(x, mask, "dropout mask");
-  uint8_t* pm = mask.u8();
+namespace {
+
+// y = residual + dropout(x) (residual may be null: y = dropout(x)), the mask saved.
+void dropout_rows(const float* residual, const float* px, float* py, uint8_t* pm, int64_t n,
+                  float p, uint64_t seed, uint64_t stream) {
   // keep when the top 24 bits of the hash fall below (1 - p) * 2^24.
   const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 16777216.0);
   const float inv_keep = 1.0f / (1.0f - p);
@@ -56,8 +47,34 @@ void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t keep = (hash_u64(seed, stream, static_cast<uint64_t>(i)) >> 40) < threshold;
     pm[i] = keep;
-    py[i] = keep ? px[i] * inv_keep : 0.0f;
+    const float dropped = keep ? px[i] * inv_keep : 0.0f;
+    py[i] = residual ? residual[i] + dropped : dropped;
   }
+}
+
+}  // namespace
+
+void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p, uint64_t seed,
+                     uint64_t stream) {
+  require_cpu({&x, &y});
+  same_shape(x, y, "dropout");
+  if (p == 0.0f) {
+    if (y.f32() != x.f32()) y.copy_from(x);
+    return;
+  }
+  require_cpu({&mask});
+  same_shape(x, mask, "dropout mask");
+  dropout_rows(nullptr, x.f32(), y.f32(), mask.u8(), x.numel(), p, seed, stream);
+}
+
+void dropout_add(const Tensor& residual, const Tensor& x, const Tensor& y, const Tensor& mask,
+                 float p, uint64_t seed, uint64_t stream) {
+  if (p == 0.0f) return add(residual, x, y);
+  require_cpu({&residual, &x, &y, &mask});
+  same_shape(x, y, "dropout_add");
+  same_shape(residual, y, "dropout_add");
+  same_shape(x, mask, "dropout mask");
+  dropout_rows(residual.f32(), x.f32(), y.f32(), mask.u8(), x.numel(), p, seed, stream);
 }
 
 void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx) {
