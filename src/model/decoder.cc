@@ -24,15 +24,14 @@ Tensor DecoderLayer::forward(Context& ctx, const Tensor& y, const Tensor& tgt_pa
 }
 
 Tensor DecoderLayer::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) {
-  // Each sub-layer adds its input's gradient where the residual path's already is (post-LN).
-  const Tensor dffn = ffn_res.leave_backward(ctx, dy);
-  Tensor dh2 = ffn_res.enter_backward(ctx, ffn.backward(ctx, dffn, ffn_res.input_gradient_sink()));
-  const Tensor dcross = cross_res.leave_backward(ctx, dh2);
-  Tensor dh1 = cross_res.enter_backward(
-      ctx, cross_attn.backward(ctx, dcross, dmemory, cross_res.input_gradient_sink()));
-  const Tensor dself = self_res.leave_backward(ctx, dh1);
-  return self_res.enter_backward(
-      ctx, self_attn.backward(ctx, dself, {}, self_res.input_gradient_sink()));
+  const Tensor dh2 = ffn_res.backward(
+      ctx, dy, [&](const Tensor& d, const Tensor& into) { return ffn.backward(ctx, d, into); });
+  const Tensor dh1 = cross_res.backward(ctx, dh2, [&](const Tensor& d, const Tensor& into) {
+    return cross_attn.backward(ctx, d, dmemory, into);
+  });
+  return self_res.backward(ctx, dh1, [&](const Tensor& d, const Tensor& into) {
+    return self_attn.backward(ctx, d, {}, into);
+  });
 }
 
 Tensor DecoderLayer::step(Context& ctx, const Tensor& y, LayerCache& cache, int64_t position,

@@ -17,11 +17,11 @@ Tensor EncoderLayer::forward(Context& ctx, const Tensor& x, const Tensor& src_pa
 }
 
 Tensor EncoderLayer::backward(Context& ctx, const Tensor& dy) {
-  const Tensor dffn = ffn_res.leave_backward(ctx, dy);
-  Tensor dh = ffn_res.enter_backward(ctx, ffn.backward(ctx, dffn, ffn_res.input_gradient_sink()));
-  const Tensor dattn = attn_res.leave_backward(ctx, dh);
-  return attn_res.enter_backward(
-      ctx, self_attn.backward(ctx, dattn, {}, attn_res.input_gradient_sink()));
+  const Tensor dh = ffn_res.backward(
+      ctx, dy, [&](const Tensor& d, const Tensor& into) { return ffn.backward(ctx, d, into); });
+  return attn_res.backward(ctx, dh, [&](const Tensor& d, const Tensor& into) {
+    return self_attn.backward(ctx, d, {}, into);
+  });
 }
 
 void EncoderLayer::collect(ParamList& out) {

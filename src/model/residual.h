@@ -2,7 +2,8 @@
 //   post-LN (the paper): out = LayerNorm(x + Dropout(Sublayer(x)))
 //   pre-LN (option):     out = x + Dropout(Sublayer(LayerNorm(x)))
 // Use: s_in = enter(x); s = sublayer(s_in); out = leave(x, s). Backward in reverse:
-// ds = leave_backward(dout); ds_in = sublayer.backward(ds); dx = enter_backward(ds_in).
+// ds = leave_backward(dout); ds_in = sublayer.backward(ds); dx = enter_backward(ds_in), or all
+// three at once with backward().
 #pragma once
 
 #include "model/config.h"
@@ -21,10 +22,15 @@ class ResidualNorm {
   // `dsublayer_in` is consumed (the residual gradient is added into it), unless it is
   // input_gradient_sink(), which holds the sum already.
   Tensor enter_backward(Context& ctx, const Tensor& dsublayer_in);
-  // After leave_backward: where the sub-layer's backward may add its input's gradient, saving a
-  // zeroed buffer and a pass (post-LN: the residual path's gradient; pre-LN: none). The sub-layer
-  // must read its output's gradient before it writes there, as that may be the same tensor.
-  Tensor input_gradient_sink() const;
+  // Backward through the block: `sublayer_backward(ds, dx_into)` returns the sub-layer's input
+  // gradient, added into dx_into when that is defined. Post-LN passes the residual path's gradient
+  // there, which saves a zeroed buffer and a pass; the sub-layer must read ds before it writes
+  // dx_into, as they may be one tensor (when dropout is off).
+  template <class SublayerBackward>
+  Tensor backward(Context& ctx, const Tensor& dout, SublayerBackward&& sublayer_backward) {
+    const Tensor ds = leave_backward(ctx, dout);
+    return enter_backward(ctx, sublayer_backward(ds, input_gradient_sink()));
+  }
   void collect(ParamList& out) { norm.collect(out); }
 
   LayerNorm norm;
@@ -33,6 +39,10 @@ class ResidualNorm {
   NormPlacement placement_;
   Dropout dropout_;
   Tensor dresidual_;
+
+  // After leave_backward: where the sub-layer may add its input's gradient (post-LN: the residual
+  // path's gradient; pre-LN: none, as a layer norm stands between).
+  Tensor input_gradient_sink() const;
 };
 
 }  // namespace transduce

@@ -57,6 +57,22 @@ std::vector<double> as_double(const Tensor& t) {
   return std::vector<double>(t.f32(), t.f32() + t.numel());
 }
 
+// Random labels in 1..vocab-1 for `rows` rows, every `period`-th row (from `offset`) pad (0).
+std::vector<int32_t> labels_with_pads(SplitMix64& rng, int64_t rows, int64_t vocab, int64_t period,
+                                      int64_t offset) {
+  std::vector<int32_t> t(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    t[size_t(r)] = r % period == offset ? 0 : int32_t(rng.randint(1, vocab - 1));
+  return t;
+}
+
+// Each element of the bf16 gradient is the fp32 gradient's, rounded.
+void expect_rounded_from(const Tensor& grad_bf16, const Tensor& fp32) {
+  ASSERT_EQ(grad_bf16.numel(), fp32.numel());
+  for (int64_t i = 0; i < fp32.numel(); ++i)
+    ASSERT_EQ(grad_bf16.bf16()[i], float_to_bf16(fp32.f32()[i])) << "element " << i;
+}
+
 TEST(OpsCrossEntropy, HandComputedTinyCase) {
   // V = 3, two rows, eps = 0.1: q = 0.9 onehot + 0.1 / 3.
   Tensor logits = from({2, 3}, {1.0f, 2.0f, 0.5f, 0.2f, -1.0f, 3.0f});
@@ -192,9 +208,7 @@ TEST(OpsCrossEntropy, Bf16GradientIsTheFp32GradientRounded) {
   SplitMix64 rng(21);
   const int64_t rows = 64, vocab = 1031;
   const int pad = 0;
-  std::vector<int32_t> t(rows);
-  for (int64_t r = 0; r < rows; ++r)
-    t[size_t(r)] = r % 7 == 3 ? pad : int32_t(rng.randint(1, vocab - 1));
+  const std::vector<int32_t> t = labels_with_pads(rng, rows, vocab, 7, 3);
   const Tensor logits = random_tensor({rows, vocab}, rng, -4.0f, 4.0f);
   Tensor lse = Tensor::empty({rows});
   ops::cross_entropy_forward(logits, ids_of(t), pad, 0.1f, lse);
@@ -203,8 +217,7 @@ TEST(OpsCrossEntropy, Bf16GradientIsTheFp32GradientRounded) {
   ops::cross_entropy_backward(logits, ids_of(t), pad, 0.1f, lse, 0.01f, grad);
   ops::cross_entropy_backward(fp32, ids_of(t), pad, 0.1f, lse, 0.01f);
   ASSERT_EQ(0, std::memcmp(logits.raw(), kept.raw(), logits.nbytes())) << "logits changed";
-  for (int64_t i = 0; i < logits.numel(); ++i)
-    ASSERT_EQ(grad.bf16()[i], float_to_bf16(fp32.f32()[i])) << "element " << i;
+  expect_rounded_from(grad, fp32);
   EXPECT_EQ(bf16_to_float(grad.bf16()[3 * vocab + 5]), 0.0f);  // a pad row
 }
 
@@ -215,9 +228,7 @@ TEST(OpsCrossEntropy, TrainPassEqualsForwardThenBackward) {
   SplitMix64 rng(22);
   const int64_t rows = 4100, vocab = 8000;
   const int pad = 0;
-  std::vector<int32_t> t(rows);
-  for (int64_t r = 0; r < rows; ++r)
-    t[size_t(r)] = r % 11 == 4 ? pad : int32_t(rng.randint(1, vocab - 1));
+  const std::vector<int32_t> t = labels_with_pads(rng, rows, vocab, 11, 4);
   const Tensor logits = random_tensor({rows, vocab}, rng, -6.0f, 6.0f);
   const float eps = 0.1f, grad_scale = 1.0f / 3700;
 
@@ -236,8 +247,7 @@ TEST(OpsCrossEntropy, TrainPassEqualsForwardThenBackward) {
   const auto got_bf16 = ops::cross_entropy_train(kept, ids_of(t), pad, eps, grad_scale, grad);
   EXPECT_NEAR(got_bf16.loss, want.loss, 1e-12 * want.loss);
   ASSERT_EQ(0, std::memcmp(kept.raw(), logits.raw(), kept.nbytes())) << "logits changed";
-  for (int64_t i = 0; i < grad.numel(); ++i)
-    ASSERT_EQ(grad.bf16()[i], float_to_bf16(two_pass.f32()[i])) << "element " << i;
+  expect_rounded_from(grad, two_pass);
 
   // And the loss itself against the definition, on a few rows in double.
   const int64_t some = 40;

@@ -97,6 +97,23 @@ CrossEntropySums loss_rows(const float* pl, const int32_t* pt, int64_t n, int64_
   return {loss, nll, tokens};
 }
 
+// The gradient rows into out (float: over the logits themselves; uint16_t: bf16 elsewhere).
+template <class Out>
+void gradient_rows(const float* pl, const int32_t* pt, const float* plse, int64_t n, int64_t vocab,
+                   int pad_id, float eps, float grad_scale, Out* out) {
+#pragma omp parallel for schedule(static) if (parallel_worth_it(n * vocab))
+  for (int64_t r = 0; r < n; ++r)
+    gradient_row(pl + r * vocab, plse[r], pt[r], vocab, pad_id, eps, grad_scale, out + r * vocab);
+}
+
+// A bf16 gradient's destination, checked against the logits it is the gradient of.
+uint16_t* bf16_gradient(const Tensor& grad_bf16, const Tensor& logits, const char* op) {
+  require_cpu({&grad_bf16});
+  TD_CHECK(grad_bf16.numel() == logits.numel(), "{}: bf16 gradient {} for {}", op,
+           grad_bf16.shape().str(), logits.shape().str());
+  return grad_bf16.bf16();
+}
+
 }  // namespace
 
 CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,
@@ -118,25 +135,9 @@ CrossEntropySums cross_entropy_train(const Tensor& logits, const Tensor& targets
   if (!grad_bf16.defined())
     return loss_rows(logits.f32(), targets.i32(), n, vocab, pad_id, eps, nullptr, grad_scale,
                      logits.f32());
-  require_cpu({&grad_bf16});
-  TD_CHECK(grad_bf16.numel() == logits.numel(), "cross_entropy_train: bf16 gradient {} for {}",
-           grad_bf16.shape().str(), logits.shape().str());
   return loss_rows(logits.f32(), targets.i32(), n, vocab, pad_id, eps, nullptr, grad_scale,
-                   grad_bf16.bf16());
+                   bf16_gradient(grad_bf16, logits, "cross_entropy_train"));
 }
-
-namespace {
-
-// The gradient rows into out (float: over the logits themselves; uint16_t: bf16 elsewhere).
-template <class Out>
-void gradient_rows(const float* pl, const int32_t* pt, const float* plse, int64_t n, int64_t vocab,
-                   int pad_id, float eps, float grad_scale, Out* out) {
-#pragma omp parallel for schedule(static) if (parallel_worth_it(n * vocab))
-  for (int64_t r = 0; r < n; ++r)
-    gradient_row(pl + r * vocab, plse[r], pt[r], vocab, pad_id, eps, grad_scale, out + r * vocab);
-}
-
-}  // namespace
 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad_id, float eps,
                             const Tensor& lse, float grad_scale, const Tensor& grad_bf16) {
@@ -145,11 +146,8 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad
   if (!grad_bf16.defined())
     return gradient_rows(logits.f32(), targets.i32(), lse.f32(), n, vocab, pad_id, eps, grad_scale,
                          logits.f32());
-  require_cpu({&grad_bf16});
-  TD_CHECK(grad_bf16.numel() == logits.numel(), "cross_entropy_backward: bf16 gradient {} for {}",
-           grad_bf16.shape().str(), logits.shape().str());
   gradient_rows(logits.f32(), targets.i32(), lse.f32(), n, vocab, pad_id, eps, grad_scale,
-                grad_bf16.bf16());
+                bf16_gradient(grad_bf16, logits, "cross_entropy_backward"));
 }
 
 }  // namespace transduce::ops
