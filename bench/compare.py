@@ -40,17 +40,19 @@ def run_child(cmd, env):
     return json.loads(out), usage.ru_maxrss / 1024.0
 
 
-def best_wait_policy(side, cmd, base_env, policies):
-    """Each side's best OpenMP wait policy on this machine, from 4 of its tiny training steps
-    (cmd: the whole command)."""
+def best_wait_policy(side, kind, cmd, key, base_env, policies):
+    """Each side's best OpenMP wait policy on this machine for one kind of work (training or
+    decoding), from a short run of its tiny workload (cmd: the whole command; key: the figure)."""
     rates = {}
     for policy in policies:
         env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
         if policy != "default":
             env["OMP_WAIT_POLICY"] = policy
         j, _ = run_child(cmd, env)
-        rates[policy] = j["tokens_per_second"]
-        print(f"  {side:<6} train_tiny with OMP_WAIT_POLICY={policy}: {rates[policy]:.0f} tok/s",
+        if "runs" in j:
+            j = dict(j, **j["runs"][0])
+        rates[policy] = j[key]
+        print(f"  {side:<6} {kind} with OMP_WAIT_POLICY={policy}: {rates[policy]:.1f} {key}",
               file=sys.stderr, flush=True)
     best = max(rates, key=rates.get)
     env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
@@ -68,6 +70,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="tiny workloads only")
     p.add_argument("--no-bf16", action="store_true",
                    help="fp32 only (a CPU without bf16 dot products)")
+    p.add_argument("--no-int8", action="store_true",
+                   help="decode in fp32 only (a CPU without int8 dot products)")
     p.add_argument("--facts", action="store_true",
                    help="also measure PyTorch under other thread settings")
     args = p.parse_args()
@@ -87,13 +91,25 @@ def main():
     ours = [args.transduce, "--threads", args.threads, "bench"]
     torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
              "--json"]
-    # Each side gets the wait policy it runs fastest with here: one OpenMP pool driving everything
-    # prefers spinning a little (libgomp's default), two pools side by side prefer passive.
-    probe = ["train", "--preset", "tiny", "--steps", 4]
-    our_policy, our_env = best_wait_policy("ours", [*ours, *probe, "--json"], dict(os.environ),
-                                           ("default", "passive"))
-    torch_policy, torch_env = best_wait_policy("torch", [*torch, *probe], base_env,
-                                               ("passive", "active"))
+    # Each side gets the wait policy it runs fastest with here, chosen apart for training and for
+    # decoding: one OpenMP pool driving everything prefers spinning a little (libgomp's default),
+    # two pools side by side prefer passive, and decoding's many short parallel regions are the
+    # most sensitive to it.
+    probes = {
+        "train": (["train", "--preset", "tiny", "--steps", 4], ["train", "--preset", "tiny",
+                                                                "--steps", 4],
+                  "tokens_per_second"),
+        "decode": (["translate", "--preset", "tiny", "--greedy-only", "--sentences", 200],
+                   ["translate", "--preset", "tiny", "--beam", 1, "--sentences", 200],
+                   "sentences_per_second"),
+    }
+    policy, env = {}, {}
+    for kind, (our_probe, torch_probe, key) in probes.items():
+        policy["ours", kind], env["ours", kind] = best_wait_policy(
+            "ours", kind, [*ours, *our_probe, "--json"], key, dict(os.environ),
+            ("default", "passive"))
+        policy["torch", kind], env["torch", kind] = best_wait_policy(
+            "torch", kind, [*torch, *torch_probe], key, base_env, ("passive", "active"))
 
     # name, our command, PyTorch's command, how to read the figure from each JSON
     train_fig = ("tokens_per_second", "tokens_per_second")
@@ -117,20 +133,29 @@ def main():
                           [*torch, "train", "--preset", "base", "--batch", 1000, "--accum", 4,
                            "--steps", 3],
                           train_fig))
+    # Decoding in fp32, and in int8: ours quantized at load (--compute-type int8), PyTorch's
+    # torch.ao.quantization.quantize_dynamic on its Linear layers with the oneDNN engine (faster
+    # than QNNPACK here: 101 against 95 sentences/s, tiny greedy).
+    compute_types = ("fp32",) if args.no_int8 else ("fp32", "int8")
     for preset in ("tiny",) if args.quick else ("tiny", "base"):
-        for search, beam, flag in (("greedy", 1, "--greedy-only"), ("beam4", 4, "--beam-only")):
-            workloads.append((f"decode_{search}_{preset}",
-                              [*ours, "translate", "--preset", preset, flag, "--beam", 4,
-                               "--json"],
-                              [*torch, "translate", "--preset", preset, "--beam", beam],
-                              ("sentences_per_second", "sentences_per_second")))
+        for compute in compute_types:
+            suffix = "" if compute == "fp32" else "_int8"
+            for search, beam, flag in (("greedy", 1, "--greedy-only"),
+                                       ("beam4", 4, "--beam-only")):
+                workloads.append((f"decode_{search}_{preset}{suffix}",
+                                  [*ours, "translate", "--preset", preset, flag, "--beam", 4,
+                                   "--compute-type", compute, "--json"],
+                                  [*torch, "translate", "--preset", preset, "--beam", beam,
+                                   "--compute-type", compute],
+                                  ("sentences_per_second", "sentences_per_second")))
 
     results = {}
     for name, our_cmd, torch_cmd, (our_key, torch_key) in workloads:
         best = {"ours": None, "torch": None}
         for _ in range(args.rounds):
-            for side, cmd, env in (("ours", our_cmd, our_env), ("torch", torch_cmd, torch_env)):
-                j, rss = run_child(cmd, env)
+            kind = "train" if name.startswith("train") else "decode"
+            for side, cmd in (("ours", our_cmd), ("torch", torch_cmd)):
+                j, rss = run_child(cmd, env[side, kind])
                 if side == "ours" and "runs" in j:
                     j = dict(j, **j["runs"][0])
                 value = j[our_key if side == "ours" else torch_key]
@@ -143,11 +168,18 @@ def main():
     t = results["train_tiny"]["torch"]["json"]
     o = results["train_tiny"]["ours"]["json"]
     print(f"\ntransduce: {o['gemms']}; {args.threads} OpenMP threads drive everything; "
-          f"OMP_WAIT_POLICY={our_policy}")
+          f"OMP_WAIT_POLICY={policy['ours', 'train']} (training), "
+          f"{policy['ours', 'decode']} (decoding)")
     print(f"PyTorch {t['torch']}: BLAS {t['blas_library']} ({t['blas_threading']}, "
           f"{t['blas_threads']} threads), {t['openmp_threads']} OpenMP threads for its own "
-          f"kernels, {t['onednn']}; OMP_WAIT_POLICY={torch_policy}, "
-          f"OPENBLAS_CORETYPE={torch_env.get('OPENBLAS_CORETYPE', 'unset')}")
+          f"kernels, {t['onednn']}; OMP_WAIT_POLICY={policy['torch', 'train']} (training), "
+          f"{policy['torch', 'decode']} (decoding), "
+          f"OPENBLAS_CORETYPE={env['torch', 'train'].get('OPENBLAS_CORETYPE', 'unset')}")
+    int8_runs = [r for n, r in results.items() if n.endswith("_int8")]
+    if int8_runs:
+        print(f"int8 decoding: transduce {int8_runs[0]['ours']['json']['gemms']}; PyTorch "
+              f"quantize_dynamic on its Linear layers, engine "
+              f"{int8_runs[0]['torch']['json']['quantized_engine']}")
     print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
           f"{'RSS ours MB':>12} {'RSS torch MB':>13}")
     for name, b in results.items():
@@ -167,8 +199,15 @@ def main():
     print()
     summary = {f"{n}_ratio": b["ours"]["value"] / b["torch"]["value"] for n, b in results.items()}
     for search in ("greedy", "beam4"):
-        per_model = [v for k, v in summary.items() if k.startswith(f"decode_{search}_")]
+        per_model = [v for k, v in summary.items()
+                     if k.startswith(f"decode_{search}_") and "_int8" not in k]
         summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
+        for preset in ("tiny",) if args.quick else ("tiny", "base"):
+            name = f"decode_{search}_{preset}"
+            if f"{name}_int8" in results:
+                ours8, ours32 = results[f"{name}_int8"]["ours"], results[name]["ours"]
+                summary[f"{name}_int8_over_our_fp32"] = ours8["value"] / ours32["value"]
+                summary[f"{name}_int8_rss_over_our_fp32"] = ours8["rss_mb"] / ours32["rss_mb"]
     for preset in ("tiny",) if args.quick else ("tiny", "base"):
         if f"train_{preset}_bf16" in results:
             summary[f"train_{preset}_bf16_over_our_fp32"] = (

@@ -68,6 +68,11 @@ def parse_args():
     d.add_argument("--sentences", type=int, default=500)
     d.add_argument("--batch", type=int, default=100)
     d.add_argument("--vocab", type=int, default=8000)
+    d.add_argument("--compute-type", choices=("fp32", "int8"), default="fp32",
+                   help="int8: torch.ao.quantization.quantize_dynamic on the Linear layers (the "
+                        "tied output projection, a functional linear, stays fp32)")
+    d.add_argument("--quantized-engine", default="onednn",
+                   help="torch.backends.quantized.engine for int8 (onednn, qnnpack)")
     for s in (t, d):
         s.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     return p.parse_args()
@@ -402,6 +407,9 @@ def run_translate(args):
     torch.manual_seed(1)
     model = Transformer(args.vocab, **cfg)
     model.eval()
+    if args.compute_type == "int8":
+        torch.backends.quantized.engine = args.quantized_engine
+        model = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
     sources = decode_sources(args.sentences, args.vocab)
     order = sorted(range(len(sources)), key=lambda i: -len(sources[i]))  # stable
     batches = []
@@ -423,6 +431,9 @@ def run_translate(args):
     seconds = time.perf_counter() - start
     return {"implementation": "pytorch", "torch": torch.__version__, "preset": args.preset,
             "search": "greedy" if args.beam == 1 else "beam", "beam": args.beam,
+            "compute_type": args.compute_type,
+            "quantized_engine": (torch.backends.quantized.engine
+                                 if args.compute_type == "int8" else None),
             "threads": torch.get_num_threads(), "sentences": args.sentences,
             "seconds": seconds, "sentences_per_second": args.sentences / seconds,
             "output_tokens": out_tokens, "tokens_per_second": out_tokens / seconds,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "core/error.h"
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
@@ -22,6 +23,7 @@ namespace {
 
 struct AttentionFlags {
   std::string model_dir, from, html, json;
+  std::string compute_type;  // empty: the model's own
   std::vector<std::string> sources;
   TranslateOptions options;
 };
@@ -42,7 +44,7 @@ nlohmann::json read_attention_file(const std::string& path) {
 }
 
 nlohmann::json translate_sources(const AttentionFlags& f) {
-  LoadedModel loaded(f.model_dir);
+  LoadedModel loaded(f.model_dir, compute_type_choice(f.compute_type));
   TranslateOptions options = f.options;
   options.attention = true;
   Translator translator(loaded.model(), loaded.tokenizer(), options);
@@ -78,6 +80,7 @@ void register_attention(CLI::App& app) {
       "attention", "show a translation's attention, every layer and head, as an HTML page");
   cmd->add_option("-m,--model", f->model_dir, "model directory");
   cmd->add_option("--src", f->sources, "a sentence to translate (may repeat)");
+  add_compute_type(*cmd, f->compute_type);
   cmd->add_option("--from", f->from, "render this file of `transduce translate --attention`");
   cmd->add_option("--html", f->html, "the HTML file to write (self-contained)")->required();
   cmd->add_option("--json", f->json, "also write the attention weights as JSON");

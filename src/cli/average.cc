@@ -1,10 +1,8 @@
 // `transduce average`: the element-wise mean of the last k checkpoints' weights (section 6.1: the
 // last 5 for base models, the last 20 for big ones), written as a model directory of its own.
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,15 +26,6 @@ struct AverageFlags {
   int last = 0;
   std::vector<std::string> checkpoints;
 };
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot read", path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) fail("{}: reading failed", path.string());
-  return s.str();
-}
 
 // Where config.json, spm.model (and a parser's parse.json) come from: MODEL_DIR, or the model dir
 // holding the first named checkpoint (MODEL_DIR/checkpoints/step-N).
@@ -84,19 +73,19 @@ void run_average(const AverageFlags& f) {
   // The averaged weights with the config and vocabulary make a model directory of their own.
   const fs::path config_src = source ? *source / "config.json" : fs::path();
   if (source && fs::is_regular_file(config_src, ec)) {
-    io::write_file_atomically((out / "config.json").string(), read_file(config_src));
+    io::copy_file_atomically(config_src.string(), (out / "config.json").string());
   } else {
     const std::string avg = weights;
     write_model_config(f.out_dir, io::config_from_metadata(io::load_safetensors(avg), avg));
   }
   bool copied_vocab = false;
   if (source && fs::is_regular_file(*source / "spm.model", ec)) {
-    io::write_file_atomically((out / "spm.model").string(), read_file(*source / "spm.model"));
+    io::copy_file_atomically((*source / "spm.model").string(), (out / "spm.model").string());
     copied_vocab = true;
   }
   // A parser's linearisation and decoding defaults go with it.
   if (source && fs::is_regular_file(*source / "parse.json", ec))
-    io::write_file_atomically((out / "parse.json").string(), read_file(*source / "parse.json"));
+    io::copy_file_atomically((*source / "parse.json").string(), (out / "parse.json").string());
 
   fmt::print("averaged {} checkpoint{} into {}:\n", chosen.size(), chosen.size() == 1 ? "" : "s",
              weights);

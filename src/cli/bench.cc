@@ -118,6 +118,7 @@ struct TranslateBenchFlags {
   int batch = 100;
   int max_len_b = 50;
   uint64_t init_seed = 1;
+  std::string compute_type = "fp32";
   bool json = false;
 };
 
@@ -139,6 +140,13 @@ void run_translate(const TranslateBenchFlags& f) {
   const ModelConfig c = f.model.resolve();
   Transformer model(c);
   model.init_parameters(f.init_seed);
+  model.release_gradients();
+  const Precision compute = parse_compute_type(f.compute_type);
+  model.set_precision(compute);
+  // What the GEMMs ran on: for int8, oneDNN's kernel for a feed-forward product of a batch.
+  std::string gemms = gemm_description(compute);
+  if (compute == Precision::INT8)
+    gemms += fmt::format(", kernel {}", ops::int8_gemm_kernel(2048, c.d_ff, c.d_model));
   bench::TranslateBenchOptions o;
   o.sentences = f.sentences;
   o.batch_sentences = f.batch;
@@ -160,6 +168,8 @@ void run_translate(const TranslateBenchFlags& f) {
     j["preset"] = f.model.preset;
     j["config"] = c;
     j["init_seed"] = f.init_seed;
+    j["compute_type"] = f.compute_type;
+    j["gemms"] = gemms;
     j["sentences"] = first.sentences;
     j["batch_sentences"] = o.batch_sentences;
     j["source_words"] = first.source_words;
@@ -178,6 +188,7 @@ void run_translate(const TranslateBenchFlags& f) {
       "{} threads\n",
       f.model.preset, c.layers, c.d_model, c.d_ff, c.heads, c.d_k, c.d_v, c.vocab_size,
       first.threads);
+  fmt::print("GEMMs      {}\n", gemms);
   fmt::print(
       "workload   {} sentences, {} source tokens ({} words + EOS), batches of {} longest first, "
       "forced length: {} output tokens (EOS included)\n",
@@ -258,6 +269,7 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   translate->add_option("--seed", t->init_seed, "seed of the random weights")
       ->capture_default_str();
+  add_compute_type(*translate, t->compute_type);
   translate->add_flag("--json", t->json, "print one JSON object instead of text");
   translate->callback([t] { run_translate(*t); });
 

@@ -8,6 +8,7 @@ namespace transduce::cli {
 void register_params(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_average(CLI::App& app);
+void register_quantize(CLI::App& app);
 void register_vocab(CLI::App& app);
 void register_train(CLI::App& app);
 void register_translate(CLI::App& app);

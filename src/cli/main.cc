@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   transduce::cli::register_params(app);
   transduce::cli::register_bench(app);
   transduce::cli::register_average(app);
+  transduce::cli::register_quantize(app);
   transduce::cli::register_vocab(app);
   transduce::cli::register_train(app);
   transduce::cli::register_translate(app);

@@ -50,4 +50,19 @@ ModelConfig ModelFlags::resolve() const {
   return c;
 }
 
+void add_compute_type(CLI::App& app, std::string& into) {
+  app.add_option("--compute-type", into,
+                 "fp32 | bf16 | int8: what the matrix products compute in (bf16 and int8 copies "
+                 "of the weights are made at load; int8 quantizes weights per output row and "
+                 "activations per row; for a model directory the default is the model's own "
+                 "type: fp32, or what `transduce quantize` stored)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+      ->capture_default_str();
+}
+
+std::optional<Precision> compute_type_choice(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  return parse_compute_type(name);
+}
+
 }  // namespace transduce::cli

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "model/config.h"
+#include "model/precision.h"
 
 namespace transduce::cli {
 
@@ -24,5 +25,10 @@ struct ModelFlags {
   // unless set, so `--d-model 256` alone gives Table 3's row with d_k = d_v = 32.
   ModelConfig resolve() const;
 };
+
+// --compute-type for the commands that translate: fp32, bf16 or int8 (the choices checked by
+// CLI11). For a model directory, an empty choice means the model's own type (LoadedModel).
+void add_compute_type(CLI::App& app, std::string& into);
+std::optional<Precision> compute_type_choice(const std::string& name);
 
 }  // namespace transduce::cli

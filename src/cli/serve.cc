@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "decode/loaded_model.h"
@@ -28,6 +29,7 @@ namespace {
 
 struct ServeFlags {
   std::string model_dir;
+  std::string compute_type;  // empty: the model's own
   ServerOptions server;
   BatchingOptions batching;
   double max_wait_ms = 5;
@@ -39,6 +41,7 @@ nlohmann::json describe(const LoadedModel& m) {
           {"config", m.config()},
           {"vocab_size", m.config().vocab_size},
           {"parameters", m.config().parameter_count()},
+          {"compute_type", precision_name(m.model().precision())},
           {"step", m.step() < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.step())}};
 }
 
@@ -52,7 +55,8 @@ void run_serve(ServeFlags f) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   spdlog::set_default_logger(spdlog::stdout_logger_mt("transduce"));  // no colour codes
 
-  LoadedModel loaded(f.model_dir);
+  const std::optional<Precision> compute = compute_type_choice(f.compute_type);
+  LoadedModel loaded(f.model_dir, compute);
   ServiceLimits& limits = f.server.limits;
   const int64_t model_limit = loaded.config().max_positions - 1;
   if (limits.max_sentence_tokens == 0) limits.max_sentence_tokens = model_limit;
@@ -82,7 +86,7 @@ void run_serve(ServeFlags f) {
   std::vector<TranslationQueue::Backend> backends;
   for (int w = 0; w < f.workers; ++w) {
     LoadedModel& m =
-        w == 0 ? loaded : *copies.emplace_back(std::make_unique<LoadedModel>(f.model_dir));
+        w == 0 ? loaded : *copies.emplace_back(std::make_unique<LoadedModel>(f.model_dir, compute));
     Translator& t = *translators.emplace_back(
         std::make_unique<Translator>(m.model(), m.tokenizer(), f.server.defaults));
     backends.push_back(
@@ -122,6 +126,7 @@ void register_serve(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "translate over HTTP (JSON API and a web page)");
   cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
+  add_compute_type(*cmd, f->compute_type);
   ServerOptions& s = f->server;
   cmd->add_option("--host", s.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", s.port, "port (0: any free one, printed at start)")

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/line_stream.h"
+#include "cli/model_flags.h"
 #include "core/error.h"
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
@@ -21,6 +22,7 @@ namespace {
 
 struct TranslateFlags {
   std::string model_dir, input, output, attention;
+  std::string compute_type;  // empty: the model's own
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
 };
@@ -46,7 +48,7 @@ class AttentionWriter {
 };
 
 void run_translate(const TranslateFlags& f) {
-  LoadedModel loaded(f.model_dir);
+  LoadedModel loaded(f.model_dir, compute_type_choice(f.compute_type));
   TranslateOptions options = f.options;
   options.attention = !f.attention.empty();
   Translator translator(loaded.model(), loaded.tokenizer(), options);
@@ -107,6 +109,7 @@ void register_translate(CLI::App& app) {
   cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
   cmd->add_option("--input", f->input, "read this file instead of stdin");
   cmd->add_option("--output", f->output, "write this file instead of stdout");
+  add_compute_type(*cmd, f->compute_type);
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
   cmd->add_option("--alpha", s.alpha, "length penalty exponent")

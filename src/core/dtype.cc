@@ -13,6 +13,7 @@ size_t dtype_size(DType t) {
     case DType::I64:
       return 8;
     case DType::U8:
+    case DType::I8:
       return 1;
   }
   return 0;
@@ -32,12 +33,15 @@ std::string_view dtype_name(DType t) {
       return "I64";
     case DType::U8:
       return "U8";
+    case DType::I8:
+      return "I8";
   }
   return "?";
 }
 
 bool dtype_from_name(std::string_view name, DType* out) {
-  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I32, DType::I64, DType::U8}) {
+  for (DType t :
+       {DType::F32, DType::BF16, DType::F16, DType::I32, DType::I64, DType::U8, DType::I8}) {
     if (dtype_name(t) == name) {
       *out = t;
       return true;

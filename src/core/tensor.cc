@@ -65,6 +65,11 @@ uint8_t* Tensor::u8() const {
   return static_cast<uint8_t*>(data_);
 }
 
+int8_t* Tensor::i8() const {
+  TD_CHECK(dtype_ == DType::I8, "tensor is {}, not I8", dtype_name(dtype_));
+  return static_cast<int8_t*>(data_);
+}
+
 uint16_t* Tensor::bf16() const {
   TD_CHECK(dtype_ == DType::BF16, "tensor is {}, not BF16", dtype_name(dtype_));
   return static_cast<uint16_t*>(data_);

@@ -38,6 +38,7 @@ class Tensor {
   float* f32() const;
   int32_t* i32() const;
   uint8_t* u8() const;
+  int8_t* i8() const;
   uint16_t* bf16() const;  // raw bfloat16 bits (core/bf16.h converts)
 
   // Same memory, new shape (contiguous tensors only; the element count must match).

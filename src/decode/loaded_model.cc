@@ -10,13 +10,28 @@ namespace transduce {
 
 namespace fs = std::filesystem;
 
-LoadedModel::LoadedModel(const std::string& dir)
+LoadedModel::LoadedModel(const std::string& dir, std::optional<Precision> compute)
     : dir_(dir),
       model_(std::make_unique<Transformer>(read_model_config(dir))),
       tokenizer_((fs::path(dir) / "spm.model").string()) {
+  if (compute) require_precision(*compute);
   const std::string weights = (fs::path(dir) / "model.safetensors").string();
   const io::SafetensorsFile file = io::load_safetensors(weights);
   io::load_weights(*model_, file, weights);
+  Precision stored = Precision::FP32;
+  if (auto q = file.metadata.find("quantization"); q != file.metadata.end()) {
+    if (q->second != "int8" && q->second != "bf16")
+      fail("{}: unknown quantization '{}' in the metadata (int8 or bf16)", weights, q->second);
+    stored = parse_compute_type(q->second);
+  }
+  bool int8_weights = false;
+  for (const Param* p : model_->parameters()) int8_weights |= p->int8.q.defined();
+  if (int8_weights) stored = Precision::INT8;
+  if (stored == Precision::INT8 && compute && *compute != Precision::INT8)
+    fail(
+        "{} is quantized to int8 and has no fp32 weights to compute in {}: use --compute-type "
+        "int8, or the fp32 model it was made from",
+        dir, precision_name(*compute));
   if (tokenizer_.vocab_size() != model_->config().vocab_size)
     fail("the vocabulary {} has {} pieces but the model expects {}", tokenizer_.path(),
          tokenizer_.vocab_size(), model_->config().vocab_size);
@@ -28,6 +43,8 @@ LoadedModel::LoadedModel(const std::string& dir)
       fail("{}: the step in the metadata is not a number: '{}'", weights, it->second);
     }
   }
+  model_->release_gradients();
+  model_->set_precision(compute.value_or(stored));
 }
 
 std::string LoadedModel::name() const {

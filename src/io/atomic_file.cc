@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "core/error.h"
@@ -105,6 +107,15 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   write_file_atomically(path, [&](std::FILE* f) {
     if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
   });
+}
+
+void copy_file_atomically(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) fail("{}: cannot read", from);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) fail("{}: reading failed", from);
+  write_file_atomically(to, s.str());
 }
 
 }  // namespace transduce::io

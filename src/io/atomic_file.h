@@ -20,4 +20,8 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 // Convenience: replaces `path` with exactly `bytes`.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+// Replaces `to` with a copy of the file `from` (read whole; an unreadable `from` is an Error
+// naming it).
+void copy_file_atomically(const std::string& from, const std::string& to);
+
 }  // namespace transduce::io

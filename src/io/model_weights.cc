@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bf16.h"
 #include "core/error.h"
+#include "ops/ops.h"
 
 namespace transduce::io {
 
@@ -16,13 +18,41 @@ void load_weights(Transformer& model, const SafetensorsFile& file, const std::st
     if (it == file.tensors.end())
       fail("{}: the model needs tensor '{}' but the file has none", path, p->name);
     const Tensor& t = it->second;
-    if (t.dtype() != DType::F32)
-      fail("{}: tensor '{}' is {}, expected F32", path, p->name, dtype_name(t.dtype()));
     if (t.shape() != p->value.shape())
       fail("{}: tensor '{}' has shape {}, the model expects {}", path, p->name, t.shape().str(),
            p->value.shape().str());
-    p->value.copy_from(t);
     used.insert(p->name);
+    if (t.dtype() == DType::F32) {
+      p->value.copy_from(t);
+    } else if (t.dtype() == DType::I8 && p->gemm_weight) {
+      const std::string scale_name = p->name + "_scale";
+      auto s = file.tensors.find(scale_name);
+      if (s == file.tensors.end())
+        fail("{}: int8 tensor '{}' has no scales: the file has no tensor '{}'", path, p->name,
+             scale_name);
+      const Tensor& scales = s->second;
+      if (scales.dtype() != DType::F32 || scales.ndim() != 1 || scales.dim(0) != t.dim(0))
+        fail("{}: tensor '{}' should be F32 [{}] (a scale for each row of '{}'), not {} {}", path,
+             scale_name, t.dim(0), p->name, dtype_name(scales.dtype()), scales.shape().str());
+      p->int8 = {t.clone(), scales.clone(), nullptr};
+      used.insert(scale_name);
+      // The embedding's lookups read fp32 rows: an int8 embedding gives them its dequantized
+      // rows (transduce quantize itself keeps the embedding fp32).
+      if (p == &model.embedding.weight) {
+        const int8_t* q = t.i8();
+        const float* s = scales.f32();
+        float* v = p->value.f32();
+        const int64_t cols = t.dim(1);
+        for (int64_t i = 0; i < t.numel(); ++i) v[i] = s[i / cols] * static_cast<float>(q[i]);
+      }
+    } else if (t.dtype() == DType::BF16 && p->gemm_weight) {
+      const uint16_t* from = t.bf16();
+      float* to = p->value.f32();
+      for (int64_t i = 0; i < t.numel(); ++i) to[i] = bf16_to_float(from[i]);
+    } else {
+      fail("{}: tensor '{}' is {}, expected F32{}", path, p->name, dtype_name(t.dtype()),
+           p->gemm_weight ? " (or I8 with scales, or BF16)" : "");
+    }
   }
   if (strict)
     for (const auto& [name, t] : file.tensors)
@@ -34,6 +64,29 @@ void save_weights(const Transformer& model, const std::string& path,
   std::map<std::string, Tensor> tensors;
   for (const Param* p : model.parameters()) tensors.emplace(p->name, p->value);
   metadata["config"] = nlohmann::json(model.config()).dump();
+  save_safetensors(path, tensors, metadata);
+}
+
+void save_quantized(const Transformer& model, const std::string& path, Precision type,
+                    std::map<std::string, std::string> metadata) {
+  TD_CHECK(type == Precision::INT8 || type == Precision::BF16, "save_quantized in {}",
+           precision_name(type));
+  std::map<std::string, Tensor> tensors;
+  for (const Param* p : model.parameters()) {
+    if (type == Precision::INT8 && !p->value.defined()) {
+      TD_CHECK(p->int8.q.defined(), "{} has neither fp32 nor int8 weights", p->name);
+      tensors.emplace(p->name, p->int8.q);
+      tensors.emplace(p->name + "_scale", p->int8.scales);
+    } else if (type == Precision::BF16 && p->gemm_weight && p != &model.embedding.weight) {
+      Tensor low = Tensor::empty(p->value.shape(), DType::BF16);
+      ops::to_bf16(p->value, low);
+      tensors.emplace(p->name, low);
+    } else {
+      tensors.emplace(p->name, p->value);
+    }
+  }
+  metadata["config"] = nlohmann::json(model.config()).dump();
+  metadata["quantization"] = std::string(precision_name(type));
   save_safetensors(path, tensors, metadata);
 }
 

@@ -10,12 +10,24 @@
 namespace transduce::io {
 
 // Copies every parameter of `model` from `file`. A missing tensor, or one of another shape or
-// dtype, is an error naming it; with `strict`, so is a tensor the model does not have.
+// dtype, is an error naming it; with `strict`, so is a tensor the model does not have. A weight
+// that enters products (Param::gemm_weight) may also be stored as `transduce quantize` writes it:
+// I8 with its scales in "<name>_scale" (F32, one per row), which becomes the parameter's int8
+// matrix (Transformer::set_precision(INT8) packs it rather than quantizing), or BF16, whose
+// numbers fp32 holds exactly.
+
 void load_weights(Transformer& model, const SafetensorsFile& file, const std::string& path,
                   bool strict = true);
 // Writes the parameters (atomically), with the model config as "config" in the metadata.
 void save_weights(const Transformer& model, const std::string& path,
                   std::map<std::string, std::string> metadata = {});
+// Writes a translating model as `transduce quantize` does: with `type` INT8, every weight the
+// model holds only in int8 (set_precision(INT8) released its fp32 value) as I8 and
+// "<name>_scale"; with BF16, every linear layer's weight as BF16; the rest F32 (the embedding
+// too: its lookups read fp32 rows, and its products round it at load). The metadata says
+// "quantization": "int8" or "bf16".
+void save_quantized(const Transformer& model, const std::string& path, Precision type,
+                    std::map<std::string, std::string> metadata = {});
 // The ModelConfig stored in a file's "config" metadata.
 ModelConfig config_from_metadata(const SafetensorsFile& file, const std::string& path);
 

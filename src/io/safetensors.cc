@@ -118,7 +118,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   if (!dtype_from_name(dtype_str, &e.dtype))
     fail(
         "{}: tensor '{}' has dtype \"{}\", which transduce does not support (it supports F32, "
-        "BF16, F16, I32, I64, U8)",
+        "BF16, F16, I32, I64, U8, I8)",
         path, name, dtype_str);
 
   const json& shape = field(v, "shape", path, name);

@@ -27,6 +27,10 @@ Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
   Shape shape = h.shape();
   shape[shape.ndim() - 1] = weight.value.dim(0);
   Tensor logits = ctx.alloc(shape);
+  if (weight.int8.q.defined()) {
+    ops::gemm_int8(h, weight.int8, Tensor(), logits);
+    return logits;
+  }
   const bool bf16 = weight.bf16.defined();
   ops::gemm(gemm_operand(ctx, h, bf16), false, bf16 ? weight.bf16 : weight.value, true, logits);
   return logits;

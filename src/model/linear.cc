@@ -1,11 +1,12 @@
 #include "model/linear.h"
 
+#include "core/error.h"
 #include "ops/ops.h"
 
 namespace transduce {
 
 Linear::Linear(const std::string& name, int64_t in, int64_t out)
-    : weight(name + ".weight", {out, in}), bias(name + ".bias", {out}) {
+    : weight(name + ".weight", {out, in}), bias(name + ".bias", {out}), in_(in), out_(out) {
   weight.gemm_weight = true;
 }
 
@@ -21,6 +22,15 @@ Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
+  if (weight.int8.q.defined()) {
+    TD_CHECK(ctx.inference, "an int8 model only translates: {} has no fp32 weights to train",
+             weight.name);
+    Shape shape = x.shape();
+    shape[shape.ndim() - 1] = out_features();
+    Tensor y = ctx.alloc(shape);
+    ops::gemm_int8(x, weight.int8, bias.value, y);
+    return y;
+  }
   const bool bf16 = weight.bf16.defined();
   // Backward needs x only as a GEMM operand: a bf16 model keeps it in bf16, half the memory.
   x_ = gemm_operand(ctx, x, bf16);

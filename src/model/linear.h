@@ -19,18 +19,20 @@ class Linear {
   // x as this layer's GEMM reads it: rounded to bf16 when the weights have a bf16 copy (a bf16
   // model), else x itself.
   Tensor gemm_input(Context& ctx, const Tensor& x) const;
+  // An int8 model's (Param::int8) quantizes x per row inside ops::gemm_int8.
   // Accumulates dW and db; returns dx, or adds dx into `dx_into` (and returns it) when given.
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
   void collect(ParamList& out) {
     out.push_back(&weight);
     out.push_back(&bias);
   }
-  int64_t in_features() const { return weight.value.dim(1); }
-  int64_t out_features() const { return weight.value.dim(0); }
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
 
   Param weight, bias;
 
  private:
+  int64_t in_, out_;
   Tensor x_;
 };
 

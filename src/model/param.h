@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "ops/int8_matrix.h"
 
 namespace transduce {
 
@@ -17,6 +18,9 @@ struct Param {
   // use; whoever changes `value` refreshes it (Adam does in its update's pass).
   bool gemm_weight = false;
   Tensor bf16;
+  // An int8 model's (inference only, Transformer::set_precision): `value` quantized per row and
+  // packed; the GEMMs read it, and a Linear layer's `value` is then released.
+  ops::Int8Matrix int8;
 
   Param() = default;
   Param(std::string n, const Shape& shape)

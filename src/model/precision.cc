@@ -6,7 +6,14 @@
 namespace transduce {
 
 std::string_view precision_name(Precision p) {
-  return p == Precision::BF16 ? "bf16" : "fp32";
+  switch (p) {
+    case Precision::BF16:
+      return "bf16";
+    case Precision::INT8:
+      return "int8";
+    default:
+      return "fp32";
+  }
 }
 
 Precision parse_precision(std::string_view name) {
@@ -15,7 +22,15 @@ Precision parse_precision(std::string_view name) {
   fail("--precision must be fp32 or bf16, got '{}'", name);
 }
 
+Precision parse_compute_type(std::string_view name) {
+  if (name == "fp32") return Precision::FP32;
+  if (name == "bf16") return Precision::BF16;
+  if (name == "int8") return Precision::INT8;
+  fail("--compute-type must be fp32, bf16 or int8, got '{}'", name);
+}
+
 void require_precision(Precision p) {
+  if (p == Precision::INT8) ops::require_int8_support();
   if (p != Precision::BF16) return;
   const ops::Bf16Support s = ops::bf16_support();
   if (!s.available)
@@ -27,7 +42,8 @@ void require_precision(Precision p) {
 
 std::string gemm_description(Precision p) {
   if (p == Precision::FP32) return fmt::format("fp32 ({})", ops::fp32_gemm_library());
-  return fmt::format("bf16 (oneDNN {}, {})", ops::onednn_version(), ops::bf16_support().isa);
+  const std::string isa = p == Precision::BF16 ? ops::bf16_support().isa : ops::int8_support().isa;
+  return fmt::format("{} (oneDNN {}, {})", precision_name(p), ops::onednn_version(), isa);
 }
 
 }  // namespace transduce

@@ -1,5 +1,6 @@
-// What a model's GEMMs compute in: fp32, or bf16 inputs with fp32 sums (weights, their
-// gradients, the optimizer and everything outside the GEMMs stay fp32).
+// What a model's GEMMs compute in: fp32; bf16 inputs with fp32 sums (weights, their gradients,
+// the optimizer and everything outside the GEMMs stay fp32); or, for inference only, int8 weights
+// and activations with exact int32 sums (ops::gemm_int8).
 #pragma once
 
 #include <string>
@@ -7,15 +8,18 @@
 
 namespace transduce {
 
-enum class Precision { FP32, BF16 };
+enum class Precision { FP32, BF16, INT8 };
 
-std::string_view precision_name(Precision p);  // "fp32", "bf16"
-// "fp32" or "bf16"; anything else is one line naming the choices.
+std::string_view precision_name(Precision p);  // "fp32", "bf16", "int8"
+// Training's --precision: "fp32" or "bf16"; anything else is one line naming the choices.
 Precision parse_precision(std::string_view name);
-// Fails with one line when this CPU cannot run `p` (bf16 needs AVX512-BF16 or AMX).
+// Inference's --compute-type: "fp32", "bf16" or "int8".
+Precision parse_compute_type(std::string_view name);
+// Fails with one line when this CPU cannot run `p` (bf16 needs AVX512-BF16 or AMX, int8
+// AVX512-VNNI, AVX-VNNI or AMX).
 void require_precision(Precision p);
 // What runs the GEMMs in `p`, for logs: "fp32 (OpenBLAS 0.3.21 (SkylakeX))",
-// "bf16 (oneDNN 2.6.3, avx512_core_amx)".
+// "bf16 (oneDNN 2.6.3, avx512_core_amx)", "int8 (oneDNN 2.6.3, avx512_core_amx)".
 std::string gemm_description(Precision p);
 
 }  // namespace transduce

@@ -60,16 +60,32 @@ void Transformer::init_parameters(uint64_t seed) {
 
 void Transformer::set_precision(Precision p) {
   require_precision(p);
+  if (precision_ == Precision::INT8 && p != Precision::INT8)
+    fail("an int8 model has no fp32 weights left to compute in {}: load it again",
+         precision_name(p));
+  if (precision_ == Precision::INT8) return;
   precision_ = p;
   for (Param* param : params_) {
     if (!param->gemm_weight) continue;
+    param->bf16 = Tensor();
     if (p == Precision::BF16) {
-      if (!param->bf16.defined()) param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
+      param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
       ops::to_bf16(param->value, param->bf16);
-    } else {
-      param->bf16 = Tensor();
+    } else if (p == Precision::INT8) {
+      // Weights read already quantized (io::load_weights) are packed as they are.
+      if (!param->int8.q.defined())
+        param->int8 = ops::quantize_matrix(param->value);
+      else if (!param->int8.packed)
+        ops::pack_int8(param->int8);
+      // The embedding's lookups still read its fp32 rows (V x d_model floats, a few MB); every
+      // other GEMM weight is read only through its int8 copy from now on.
+      if (param != &embedding.weight) param->value = Tensor();
     }
   }
+}
+
+void Transformer::release_gradients() {
+  for (Param* p : params_) p->grad = Tensor();
 }
 
 void Transformer::zero_grad() {

@@ -30,8 +30,12 @@ class Transformer {
   Param* find(const std::string& name) const;
   void zero_grad();
   // The GEMMs' input type. BF16 gives every GEMM weight (Param::gemm_weight) a bf16 copy of its
-  // value, rounded now; FP32 drops the copies. Refuses BF16 on a CPU without bf16 dot products.
+  // value, rounded now; FP32 drops the copies. INT8 (inference) quantizes them per row and
+  // releases the fp32 values of all but the embedding, for good. Refuses a type this CPU lacks
+  // the dot products for.
   void set_precision(Precision p);
+  // Frees every gradient: a model that will only translate.
+  void release_gradients();
   Precision precision() const { return precision_; }
   const ModelConfig& config() const { return config_; }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "ops/int8_matrix.h"
 
 namespace transduce::ops {
 
@@ -30,6 +31,31 @@ std::string onednn_version();  // "2.6.3"
 std::string fp32_gemm_library();
 // The implementation oneDNN picks for a BF16 GEMM of this shape (e.g. "brg:avx512_core_amx_bf16").
 std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k);
+
+// int8 products for inference: oneDNN's matmul, s8 x s8 summed exactly in s32, on AMX or
+// AVX512-VNNI. Rows of x (F32 [rows, cols]) quantized as Int8Matrix describes: q (I8, x's
+// shape) and scales (F32 [rows]).
+void quantize_rows(const Tensor& x, const Tensor& q, const Tensor& scales);
+// W (F32 [n, k]) quantized per row, and packed for gemm_int8.
+Int8Matrix quantize_matrix(const Tensor& w);
+// Packs m.q (set, with m.scales, by quantize_matrix or read from a file) for gemm_int8.
+void pack_int8(Int8Matrix& m);
+// y [rows, n] = x [rows, k] W^T + bias ([n], optional; y F32): each row of x quantized at run
+// time, y[i, j] = x_scale[i] * w.scales[j] * sum_t xq[i, t] wq[j, t] + bias[j].
+void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const Tensor& y);
+// Whether this CPU has int8 dot-product instructions oneDNN uses (AVX512-VNNI, AVX-VNNI or
+// AMX); `isa` names oneDNN's instruction set.
+struct Int8Support {
+  bool available = false;
+  std::string isa;
+};
+Int8Support int8_support();
+// Fails with one line when int8_support() is not available (pack_int8 calls it: without VNNI
+// oneDNN's int8 sums saturate).
+void require_int8_support();
+// The implementation oneDNN picks for an int8 product of this shape (e.g.
+// "brg:avx512_core_amx_int8").
+std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k);
 
 // A grid of outer x inner row-major matrices inside one tensor: matrix (o, i) starts at element
 // offset + o * stride_outer + i * stride_inner and its rows are `ld` elements apart. This reaches

@@ -149,9 +149,10 @@ TEST_F(ServeCommand, WhileStoppingNewConnectionsAreRefusedAndASecondSignalExitsA
 // A server's answers to 8 concurrent requests of two sentences each, with `workers` workers;
 // `says` is its start-up line's account of them.
 std::vector<std::string> translate_concurrently(const std::string& model, const char* workers,
-                                                const std::string& says) {
+                                                const std::string& says,
+                                                const char* compute_type = "fp32") {
   ChildProcess server({TRANSDUCE_BINARY, "--threads", "2", "serve", "-m", model, "--port", "0",
-                       "--workers", workers, "--max-wait-ms", "0"});
+                       "--workers", workers, "--max-wait-ms", "0", "--compute-type", compute_type});
   EXPECT_TRUE(server.wait_for_output("listening on", 120s)) << server.output();
   const int port = listening_port(server.output());
   const std::vector<std::string> words = {"red", "dog", "runs", "over", "the", "street", "a"};
@@ -186,6 +187,17 @@ TEST_F(ServeCommand, TwoWorkersAnswerAsOneWorkerDoes) {
   for (const std::string& t : one) EXPECT_EQ(t.find("status"), std::string::npos) << t;
   EXPECT_EQ(two, one);
   EXPECT_NE(one[0], one[1]);  // different requests, different translations
+}
+
+// int8 workers each quantize their copy of the model and run their products side by side (each
+// with its own buffers): two answer as one does.
+TEST_F(ServeCommand, TwoInt8WorkersAnswerAsOneInt8WorkerDoes) {
+  const std::vector<std::string> one =
+      translate_concurrently(model(), "1", "1 worker x 2 threads", "int8");
+  const std::vector<std::string> two =
+      translate_concurrently(model(), "2", "2 workers x 1 threads", "int8");
+  for (const std::string& t : one) EXPECT_EQ(t.find("status"), std::string::npos) << t;
+  EXPECT_EQ(two, one);
 }
 
 TEST_F(ServeCommand, BadSettingsAreOneLineAndANonZeroExit) {

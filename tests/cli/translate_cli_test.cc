@@ -72,10 +72,13 @@ void train_copy_model(const std::string& dir_) {
 // few it misses (a repeated last word, two words swapped) follows the rounding of the BLAS kernel
 // that trained it. Measured over 1000 held-out sentences, 4 seeds and OpenBLAS's Haswell and
 // SkylakeX kernels: 0.3-1.8% missed. Hence 95 of 100 here; a model that does not copy gets none.
+// The same holds with its products in bf16 and in int8 (quantized at load).
 void ACopyModelCopiesHeldOutSentences(const std::string& dir_) {
   const std::vector<std::string> held_out = sentences(100, 99);
   write_lines(dir_ + "/test.src", held_out);
-  for (const char* search : {"--beam 4", "--beam 1", "--beam 4 --alpha 0"}) {
+  for (const char* search :
+       {"--beam 4", "--beam 1", "--beam 4 --alpha 0", "--beam 4 --compute-type int8",
+        "--beam 1 --compute-type int8", "--beam 4 --compute-type bf16"}) {
     CommandResult r =
         run_transduce("translate -m " + dir_ + "/model " + search + " < " + dir_ + "/test.src",
                       /*merge_stderr=*/false);
@@ -213,6 +216,26 @@ TEST_F(TranslateInput, BadInputAndMissingModelsFailWithOneLine) {
   r = run_transduce("translate -m " + work_ + "/nowhere < " + work_ + "/bad.src");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
+  r = run_transduce("translate -m " + model_ + " --compute-type int4 < /dev/null");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--compute-type"), std::string::npos) << r.out;
+}
+
+// Where oneDNN finds no int8 dot products (here: told to use at most AVX2, whose byte products
+// saturate), int8 is refused in one line before anything is translated, and fp32 still runs.
+TEST_F(TranslateInput, Int8WithoutVnniIsRefusedInOneLine) {
+  write_lines(work_ + "/one.src", {"cat dog"});
+  const std::string avx2 = "ONEDNN_MAX_CPU_ISA=AVX2 ";
+  CommandResult r = testing::run_shell(avx2 + TRANSDUCE_BINARY + " translate -m " + model_ +
+                                       " --compute-type int8 < " + work_ + "/one.src");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "not one line: " << r.out;
+  EXPECT_NE(r.out.find("int8 needs a CPU with int8 dot-product instructions"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("avx2"), std::string::npos) << r.out;
+  r = testing::run_shell(avx2 + TRANSDUCE_BINARY + " translate -m " + model_ + " < " + work_ +
+                         "/one.src");
+  EXPECT_EQ(r.status, 0) << r.out;
 }
 
 // The quality check needs a trained model: a copy task small enough to learn in half a minute.

@@ -10,22 +10,13 @@
 #include "core/bf16.h"
 #include "core/rng.h"
 #include "model/transformer.h"
+#include "support/random_model.h"
 
 namespace transduce {
 namespace {
 
 ModelConfig config() {
-  ModelConfig c;
-  c.layers = 2;
-  c.d_model = 128;
-  c.d_ff = 512;
-  c.heads = 4;
-  c.d_k = c.d_v = 32;
-  c.dropout = 0.0f;  // the two runs must compute the same function
-  c.label_smoothing = 0.1f;
-  c.vocab_size = 1000;
-  c.max_positions = 64;
-  return c;
+  return testing::precision_test_config();
 }
 
 // 16 sentences of 24 tokens, the last few positions of some padded.

@@ -12,6 +12,20 @@ namespace transduce::testing {
 
 namespace fs = std::filesystem;
 
+ModelConfig precision_test_config() {
+  ModelConfig c;
+  c.layers = 2;
+  c.d_model = 128;
+  c.d_ff = 512;
+  c.heads = 4;
+  c.d_k = c.d_v = 32;
+  c.dropout = 0.0f;
+  c.label_smoothing = 0.1f;
+  c.vocab_size = 1000;
+  c.max_positions = 64;
+  return c;
+}
+
 ModelConfig small_random_config(int vocab_size) {
   ModelConfig c = ModelConfig::preset("tiny");
   c.layers = 2;

@@ -3,17 +3,13 @@
 // product); oneDNN picks its kernel when it is created (AMX or AVX512-BF16 on CPUs with them).
 #include "ops/cpu/gemm_bf16.h"
 
-#include <omp.h>
-
-#include <map>
-#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
-#include <vector>
 
 #include "core/error.h"
 #include "core/threads.h"
 #include "ops/cpu/check.h"
+#include "ops/cpu/onednn.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -21,11 +17,6 @@ namespace transduce::ops {
 namespace {
 
 using dnnl::memory;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 // Everything a primitive is specialised for: the shapes, the layouts, the scaling, and the
 // threads it splits the work between (fixed when it is created).
@@ -55,24 +46,20 @@ Product make_product(const Key& key) {
     post.append_sum(beta);
     attr.set_post_ops(post);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, onednn_engine());
   return {dnnl::matmul(pd), a, b, c, pd.scratchpad_desc(), pd.impl_info_str()};
 }
 
 const Product& product_for(const Key& key) {
-  static std::mutex mutex;
-  static std::map<Key, Product> products;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto it = products.find(key);
-  if (it == products.end()) {
+  static OnceCache<Key, Product> products;
+  return products.get(key, [&] {
     try {
-      it = products.emplace(key, make_product(key)).first;
+      return make_product(key);
     } catch (const dnnl::error& e) {
       fail("oneDNN cannot make a bf16 product of {} x {} x {}: {}", std::get<0>(key),
            std::get<1>(key), std::get<2>(key), e.what());
     }
-  }
-  return it->second;
+  });
 }
 
 }  // namespace
@@ -84,48 +71,19 @@ void gemm_bf16(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, con
            dtype_name(b.dtype()), dtype_name(c.dtype()));
   const Product& p = product_for(
       Key{m, n, k, trans_a, trans_b, a.cols(), b.cols(), c.cols(), alpha, beta, num_threads()});
-  // The scratchpad belongs to the calling thread, so that several threads may run products.
-  thread_local std::vector<char> scratch;
-  if (scratch.size() < p.scratchpad.get_size()) scratch.resize(p.scratchpad.get_size());
-  dnnl::engine& engine = cpu_engine();
-  thread_local dnnl::stream stream(engine);
+  dnnl::engine& engine = onednn_engine();
+  dnnl::stream& stream = onednn_stream();
   p.primitive.execute(stream,
                       {{DNNL_ARG_SRC, memory(p.a, engine, a.raw())},
                        {DNNL_ARG_WEIGHTS, memory(p.b, engine, b.raw())},
                        {DNNL_ARG_DST, memory(p.c, engine, c.raw())},
-                       {DNNL_ARG_SCRATCHPAD, memory(p.scratchpad, engine, scratch.data())}});
+                       {DNNL_ARG_SCRATCHPAD,
+                        memory(p.scratchpad, engine, onednn_scratchpad(p.scratchpad.get_size()))}});
   stream.wait();
 }
 
 Bf16Support bf16_support() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-  Bf16Support s;
-  s.available = (isa & bf16) == bf16;  // oneDNN's ISA values nest: AMX includes AVX512-BF16
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core_amx:
-      s.isa = "avx512_core_amx";
-      break;
-    case dnnl::cpu_isa::avx512_core_bf16:
-      s.isa = "avx512_core_bf16";
-      break;
-    case dnnl::cpu_isa::avx512_core_vnni:
-      s.isa = "avx512_core_vnni";
-      break;
-    case dnnl::cpu_isa::avx512_core:
-      s.isa = "avx512_core";
-      break;
-    case dnnl::cpu_isa::avx2_vnni:
-      s.isa = "avx2_vnni";
-      break;
-    case dnnl::cpu_isa::avx2:
-      s.isa = "avx2";
-      break;
-    default:
-      s.isa = "older than avx2";
-      break;
-  }
-  return s;
+  return {onednn_isa_has(dnnl::cpu_isa::avx512_core_bf16), onednn_isa_name()};
 }
 
 std::string onednn_version() {

@@ -1,0 +1,193 @@
+// int8 products through oneDNN's matmul: s8 activations and weights, exact s32 sums, then one
+// pass of our own that scales them back to fp32 and adds the bias. oneDNN 2.6 picks its fast
+// kernels (brgemm on AMX or AVX512-VNNI) only for a fixed number of rows and without a per-row
+// scale in its epilogue (a row scale as a binary post-op, or a run-time row count, falls back to
+// kernels 5-100 times slower, measured), so products are made per row count, rounded up to a few
+// buckets, and the row scales are applied here.
+#include <omp.h>
+
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "ops/cpu/check.h"
+#include "ops/cpu/onednn.h"
+#include "ops/ops.h"
+
+namespace transduce::ops {
+
+namespace {
+
+using dnnl::memory;
+
+// (rows, n, k, threads): a primitive's threads are fixed when it is made.
+using Key = std::tuple<int64_t, int64_t, int64_t, int>;
+
+struct Product {
+  dnnl::matmul primitive;
+  memory::desc src, weights, dst, scratchpad;
+  std::string kernel;
+};
+
+// Rows rounded up so that a decoder whose batch shrinks step by step reuses a few products: to 16
+// (AMX's tile height) up to 256, to 64 up to 1024, then to 256 (at most 1/4 wasted).
+int64_t row_bucket(int64_t rows) {
+  const int64_t step = rows <= 256 ? 16 : rows <= 1024 ? 64 : 256;
+  return (rows + step - 1) / step * step;
+}
+
+Product make_product(const Key& key) {
+  const auto [m, n, k, threads] = key;
+  (void)threads;
+  const memory::desc src({m, k}, memory::data_type::s8, memory::dims{k, 1});
+  const memory::desc any({k, n}, memory::data_type::s8, memory::format_tag::any);
+  const memory::desc dst({m, n}, memory::data_type::s32, memory::dims{n, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst), attr, onednn_engine());
+  return {dnnl::matmul(pd), src, pd.weights_desc(), dst, pd.scratchpad_desc(), pd.impl_info_str()};
+}
+
+// Below this many multiply-adds a product runs on the calling thread alone: waking the team
+// costs more than it saves (measured in the service, where clients share the cores).
+constexpr int64_t kParallelProduct = int64_t{1} << 22;
+
+int product_threads(int64_t rows, int64_t n, int64_t k) {
+  return rows * n * k < kParallelProduct ? 1 : num_threads();
+}
+
+const Product& product_for(int64_t rows, int64_t n, int64_t k) {
+  static OnceCache<Key, Product> products;
+  const Key key{rows, n, k, product_threads(rows, n, k)};
+  return products.get(key, [&] {
+    try {
+      return make_product(key);
+    } catch (const dnnl::error& e) {
+      fail("oneDNN cannot make an int8 product of {} x {} x {}: {}", rows, n, k, e.what());
+    }
+  });
+}
+
+// q [n, k] read as the product's B = q^T [k, n]: row-major q is B with strides (1, k).
+memory::desc plain_weights(int64_t n, int64_t k) {
+  return memory::desc({k, n}, memory::data_type::s8, memory::dims{1, k});
+}
+
+// Reorders q into `layout`.
+std::shared_ptr<dnnl::memory> reorder_weights(const Int8Matrix& m, const memory::desc& layout) {
+  dnnl::engine& engine = onednn_engine();
+  memory plain(plain_weights(m.rows(), m.cols()), engine, m.q.raw());
+  auto packed = std::make_shared<memory>(layout, engine);
+  dnnl::stream& stream = onednn_stream();
+  dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
+  stream.wait();
+  return packed;
+}
+
+}  // namespace
+
+void require_int8_support() {
+  const Int8Support s = int8_support();
+  // Without VNNI, oneDNN multiplies bytes with vpmaddubsw, whose 16-bit pair sums saturate: its
+  // s8 x s8 products come out wrong (measured with ONEDNN_MAX_CPU_ISA=AVX2), not just slow.
+  if (!s.available)
+    fail(
+        "int8 needs a CPU with int8 dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX); "
+        "oneDNN finds {} on this one: use --compute-type fp32",
+        s.isa);
+}
+
+void pack_int8(Int8Matrix& m) {
+  require_int8_support();
+  require_cpu({&m.q, &m.scales});
+  TD_CHECK(m.q.dtype() == DType::I8 && m.q.ndim() == 2 && m.scales.dtype() == DType::F32 &&
+               m.scales.numel() == m.q.dim(0),
+           "an int8 matrix is I8 [n, k] with F32 scales [n], not {} {} with {} {}",
+           dtype_name(m.q.dtype()), m.q.shape().str(), dtype_name(m.scales.dtype()),
+           m.scales.shape().str());
+  // oneDNN's blocked layout for B depends on n, k and the instruction set, not on the rows
+  // (checked at each product, which reorders again if it ever differs).
+  m.packed = reorder_weights(m, product_for(16, m.rows(), m.cols()).weights);
+}
+
+void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const Tensor& y) {
+  require_cpu({&x, &y, &w.q, &w.scales});
+  const int64_t rows = x.rows(), k = x.cols(), n = w.rows();
+  TD_CHECK(w.packed != nullptr, "gemm_int8 with an unpacked matrix (call pack_int8)");
+  TD_CHECK(w.cols() == k && y.rows() == rows && y.cols() == n && y.dtype() == DType::F32 &&
+               (!bias.defined() || bias.numel() == n),
+           "gemm_int8: x {} times W^T {} into {} (bias {})", x.shape().str(), w.q.shape().str(),
+           y.shape().str(), bias.defined() ? bias.shape().str() : "none");
+  if (rows == 0) return;
+  const int64_t padded = row_bucket(rows);
+  const Product& p = product_for(padded, n, k);
+
+  // Quantized rows and their s32 sums live in the calling thread's buffers; the padding rows are
+  // zeros (their sums are computed and ignored).
+  thread_local std::vector<int8_t> xq;
+  thread_local std::vector<float> x_scales;
+  thread_local std::vector<int32_t> sums;
+  if (xq.size() < static_cast<size_t>(padded * k)) xq.resize(padded * k);
+  if (x_scales.size() < static_cast<size_t>(padded)) x_scales.resize(padded);
+  if (sums.size() < static_cast<size_t>(padded * n)) sums.resize(padded * n);
+  quantize_rows(x, Tensor::borrow(xq.data(), {rows, k}, DType::I8),
+                Tensor::borrow(x_scales.data(), {rows}));
+  std::memset(xq.data() + rows * k, 0, (padded - rows) * k);
+
+  dnnl::engine& engine = onednn_engine();
+  const auto* packed = static_cast<const memory*>(w.packed.get());
+  std::shared_ptr<memory> repacked;
+  if (packed->get_desc() != p.weights) {
+    repacked = reorder_weights(w, p.weights);
+    packed = repacked.get();
+  }
+  dnnl::stream& stream = onednn_stream();
+  // oneDNN's OpenMP build splits a product among omp_get_max_threads() threads.
+  const int team = omp_get_max_threads();
+  const int threads = product_threads(padded, n, k);
+  if (threads != team) omp_set_num_threads(threads);
+  p.primitive.execute(stream,
+                      {{DNNL_ARG_SRC, memory(p.src, engine, xq.data())},
+                       {DNNL_ARG_WEIGHTS, *packed},
+                       {DNNL_ARG_DST, memory(p.dst, engine, sums.data())},
+                       {DNNL_ARG_SCRATCHPAD,
+                        memory(p.scratchpad, engine, onednn_scratchpad(p.scratchpad.get_size()))}});
+  stream.wait();
+  if (threads != team) omp_set_num_threads(team);
+
+  // y = x_scale[i] * w_scale[j] * sum + bias[j].
+  const float* ws = w.scales.f32();
+  const float* b = bias.defined() ? bias.f32() : nullptr;
+  const int32_t* s = sums.data();
+  const float* xs = x_scales.data();
+  float* out = y.f32();
+#pragma omp parallel for schedule(static) if (threads > 1 && parallel_worth_it(rows * n))
+  for (int64_t i = 0; i < rows; ++i) {
+    const int32_t* si = s + i * n;
+    float* yi = out + i * n;
+    const float row_scale = xs[i];
+    if (b) {
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j)
+        yi[j] = static_cast<float>(si[j]) * (row_scale * ws[j]) + b[j];
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) yi[j] = static_cast<float>(si[j]) * (row_scale * ws[j]);
+    }
+  }
+}
+
+Int8Support int8_support() {
+  return {
+      onednn_isa_has(dnnl::cpu_isa::avx512_core_vnni) || onednn_isa_has(dnnl::cpu_isa::avx2_vnni),
+      onednn_isa_name()};
+}
+
+std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k) {
+  return product_for(row_bucket(m), n, k).kernel;
+}
+
+}  // namespace transduce::ops
