@@ -35,16 +35,12 @@ void run_quantize(const QuantizeFlags& f) {
   std::map<std::string, std::string> metadata;
   if (loaded.step() >= 0) metadata["step"] = std::to_string(loaded.step());
   const std::string weights = (out / "model.safetensors").string();
-  io::save_quantized(loaded.model(), weights, type, metadata);
+  const int converted = io::save_quantized(loaded.model(), weights, type, metadata);
   const fs::path source(f.model_dir);
   for (const char* name : {"config.json", "spm.model", "parse.json"})
     if (fs::is_regular_file(source / name, ec))
       io::copy_file_atomically((source / name).string(), (out / name).string());
 
-  int64_t converted = 0;
-  for (const Param* p : loaded.model().parameters())
-    converted += type == Precision::INT8 ? !p->value.defined()
-                                         : p->gemm_weight && p != &loaded.model().embedding.weight;
   fmt::print("{}: {} weight matrices in {} ({:.1f} MB), the rest fp32\n", weights, converted,
              precision_name(type), static_cast<double>(fs::file_size(weights)) / 1e6);
 }

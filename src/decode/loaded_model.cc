@@ -18,15 +18,15 @@ LoadedModel::LoadedModel(const std::string& dir, std::optional<Precision> comput
   const std::string weights = (fs::path(dir) / "model.safetensors").string();
   const io::SafetensorsFile file = io::load_safetensors(weights);
   io::load_weights(*model_, file, weights);
+  // The model's own type: int8 where the file held int8 weights, else what the metadata says.
   Precision stored = Precision::FP32;
   if (auto q = file.metadata.find("quantization"); q != file.metadata.end()) {
     if (q->second != "int8" && q->second != "bf16")
       fail("{}: unknown quantization '{}' in the metadata (int8 or bf16)", weights, q->second);
     stored = parse_compute_type(q->second);
   }
-  bool int8_weights = false;
-  for (const Param* p : model_->parameters()) int8_weights |= p->int8.q.defined();
-  if (int8_weights) stored = Precision::INT8;
+  for (const Param* p : model_->parameters())
+    if (p->int8.q.defined()) stored = Precision::INT8;
   if (stored == Precision::INT8 && compute && *compute != Precision::INT8)
     fail(
         "{} is quantized to int8 and has no fp32 weights to compute in {}: use --compute-type "

@@ -10,6 +10,34 @@
 
 namespace transduce::io {
 
+namespace {
+
+// Gives `p` the int8 matrix `q` with its "<name>_scale" tensor from `file` (marked used). The
+// embedding's lookups read fp32 rows: an int8 embedding gives them its dequantized rows
+// (transduce quantize itself keeps the embedding fp32).
+void load_int8(const Transformer& model, Param* p, const Tensor& q, const SafetensorsFile& file,
+               const std::string& path, std::set<std::string>& used) {
+  const std::string scale_name = p->name + "_scale";
+  auto s = file.tensors.find(scale_name);
+  if (s == file.tensors.end())
+    fail("{}: int8 tensor '{}' has no scales: the file has no tensor '{}'", path, p->name,
+         scale_name);
+  const Tensor& scales = s->second;
+  if (scales.dtype() != DType::F32 || scales.ndim() != 1 || scales.dim(0) != q.dim(0))
+    fail("{}: tensor '{}' should be F32 [{}] (a scale for each row of '{}'), not {} {}", path,
+         scale_name, q.dim(0), p->name, dtype_name(scales.dtype()), scales.shape().str());
+  p->int8 = {q.clone(), scales.clone(), nullptr};
+  used.insert(scale_name);
+  if (p != &model.embedding.weight) return;
+  const int8_t* pq = q.i8();
+  const float* ps = scales.f32();
+  float* v = p->value.f32();
+  const int64_t cols = q.dim(1);
+  for (int64_t i = 0; i < q.numel(); ++i) v[i] = ps[i / cols] * static_cast<float>(pq[i]);
+}
+
+}  // namespace
+
 void load_weights(Transformer& model, const SafetensorsFile& file, const std::string& path,
                   bool strict) {
   std::set<std::string> used;
@@ -25,26 +53,7 @@ void load_weights(Transformer& model, const SafetensorsFile& file, const std::st
     if (t.dtype() == DType::F32) {
       p->value.copy_from(t);
     } else if (t.dtype() == DType::I8 && p->gemm_weight) {
-      const std::string scale_name = p->name + "_scale";
-      auto s = file.tensors.find(scale_name);
-      if (s == file.tensors.end())
-        fail("{}: int8 tensor '{}' has no scales: the file has no tensor '{}'", path, p->name,
-             scale_name);
-      const Tensor& scales = s->second;
-      if (scales.dtype() != DType::F32 || scales.ndim() != 1 || scales.dim(0) != t.dim(0))
-        fail("{}: tensor '{}' should be F32 [{}] (a scale for each row of '{}'), not {} {}", path,
-             scale_name, t.dim(0), p->name, dtype_name(scales.dtype()), scales.shape().str());
-      p->int8 = {t.clone(), scales.clone(), nullptr};
-      used.insert(scale_name);
-      // The embedding's lookups read fp32 rows: an int8 embedding gives them its dequantized
-      // rows (transduce quantize itself keeps the embedding fp32).
-      if (p == &model.embedding.weight) {
-        const int8_t* q = t.i8();
-        const float* s = scales.f32();
-        float* v = p->value.f32();
-        const int64_t cols = t.dim(1);
-        for (int64_t i = 0; i < t.numel(); ++i) v[i] = s[i / cols] * static_cast<float>(q[i]);
-      }
+      load_int8(model, p, t, file, path, used);
     } else if (t.dtype() == DType::BF16 && p->gemm_weight) {
       const uint16_t* from = t.bf16();
       float* to = p->value.f32();
@@ -67,17 +76,20 @@ void save_weights(const Transformer& model, const std::string& path,
   save_safetensors(path, tensors, metadata);
 }
 
-void save_quantized(const Transformer& model, const std::string& path, Precision type,
-                    std::map<std::string, std::string> metadata) {
+int save_quantized(const Transformer& model, const std::string& path, Precision type,
+                   std::map<std::string, std::string> metadata) {
   TD_CHECK(type == Precision::INT8 || type == Precision::BF16, "save_quantized in {}",
            precision_name(type));
   std::map<std::string, Tensor> tensors;
+  int reduced = 0;
   for (const Param* p : model.parameters()) {
     if (type == Precision::INT8 && !p->value.defined()) {
+      ++reduced;
       TD_CHECK(p->int8.q.defined(), "{} has neither fp32 nor int8 weights", p->name);
       tensors.emplace(p->name, p->int8.q);
       tensors.emplace(p->name + "_scale", p->int8.scales);
     } else if (type == Precision::BF16 && p->gemm_weight && p != &model.embedding.weight) {
+      ++reduced;
       Tensor low = Tensor::empty(p->value.shape(), DType::BF16);
       ops::to_bf16(p->value, low);
       tensors.emplace(p->name, low);
@@ -88,6 +100,7 @@ void save_quantized(const Transformer& model, const std::string& path, Precision
   metadata["config"] = nlohmann::json(model.config()).dump();
   metadata["quantization"] = std::string(precision_name(type));
   save_safetensors(path, tensors, metadata);
+  return reduced;
 }
 
 ModelConfig config_from_metadata(const SafetensorsFile& file, const std::string& path) {

@@ -15,7 +15,6 @@ namespace transduce::io {
 // I8 with its scales in "<name>_scale" (F32, one per row), which becomes the parameter's int8
 // matrix (Transformer::set_precision(INT8) packs it rather than quantizing), or BF16, whose
 // numbers fp32 holds exactly.
-
 void load_weights(Transformer& model, const SafetensorsFile& file, const std::string& path,
                   bool strict = true);
 // Writes the parameters (atomically), with the model config as "config" in the metadata.
@@ -25,9 +24,9 @@ void save_weights(const Transformer& model, const std::string& path,
 // model holds only in int8 (set_precision(INT8) released its fp32 value) as I8 and
 // "<name>_scale"; with BF16, every linear layer's weight as BF16; the rest F32 (the embedding
 // too: its lookups read fp32 rows, and its products round it at load). The metadata says
-// "quantization": "int8" or "bf16".
-void save_quantized(const Transformer& model, const std::string& path, Precision type,
-                    std::map<std::string, std::string> metadata = {});
+// "quantization": "int8" or "bf16". Returns how many weight matrices it wrote in `type`.
+int save_quantized(const Transformer& model, const std::string& path, Precision type,
+                   std::map<std::string, std::string> metadata = {});
 // The ModelConfig stored in a file's "config" metadata.
 ModelConfig config_from_metadata(const SafetensorsFile& file, const std::string& path);
 

@@ -22,21 +22,18 @@ Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
+  Shape shape = x.shape();
+  shape[shape.ndim() - 1] = out_features();
+  Tensor y = ctx.alloc(shape);
   if (weight.int8.q.defined()) {
     TD_CHECK(ctx.inference, "an int8 model only translates: {} has no fp32 weights to train",
              weight.name);
-    Shape shape = x.shape();
-    shape[shape.ndim() - 1] = out_features();
-    Tensor y = ctx.alloc(shape);
     ops::gemm_int8(x, weight.int8, bias.value, y);
     return y;
   }
   const bool bf16 = weight.bf16.defined();
   // Backward needs x only as a GEMM operand: a bf16 model keeps it in bf16, half the memory.
   x_ = gemm_operand(ctx, x, bf16);
-  Shape shape = x.shape();
-  shape[shape.ndim() - 1] = out_features();
-  Tensor y = ctx.alloc(shape);
   ops::fill_rows(y, bias.value);
   ops::gemm(x_, false, bf16 ? weight.bf16 : weight.value, true, y, 1.0f, 1.0f);
   return y;

@@ -13,13 +13,13 @@ class Linear {
  public:
   Linear(const std::string& name, int64_t in, int64_t out);
 
-  // x [..., in] -> [..., out]; saves x. x may already be gemm_input's result (several layers
+  // x [..., in] -> [..., out]; saves x (an int8 model, inference only, saves nothing: its
+  // ops::gemm_int8 quantizes x per row). x may already be gemm_input's result (several layers
   // reading one input round it once).
   Tensor forward(Context& ctx, const Tensor& x);
   // x as this layer's GEMM reads it: rounded to bf16 when the weights have a bf16 copy (a bf16
   // model), else x itself.
   Tensor gemm_input(Context& ctx, const Tensor& x) const;
-  // An int8 model's (Param::int8) quantizes x per row inside ops::gemm_int8.
   // Accumulates dW and db; returns dx, or adds dx into `dx_into` (and returns it) when given.
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
   void collect(ParamList& out) {

@@ -67,11 +67,13 @@ void Transformer::set_precision(Precision p) {
   precision_ = p;
   for (Param* param : params_) {
     if (!param->gemm_weight) continue;
-    param->bf16 = Tensor();
     if (p == Precision::BF16) {
-      param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
+      if (!param->bf16.defined()) param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
       ops::to_bf16(param->value, param->bf16);
-    } else if (p == Precision::INT8) {
+      continue;
+    }
+    param->bf16 = Tensor();
+    if (p == Precision::INT8) {
       // Weights read already quantized (io::load_weights) are packed as they are.
       if (!param->int8.q.defined())
         param->int8 = ops::quantize_matrix(param->value);
@@ -183,7 +185,7 @@ void Transformer::backward(Context& ctx, float grad_scale) {
   const Tensor dlogits_bf16 = bf16_logits_gradient(ctx);
   ops::cross_entropy_backward(logits_, batch_.tgt_out, config_.pad_id, config_.label_smoothing,
                               lse_, grad_scale, dlogits_bf16);
-  backward_from_logits(ctx, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
+  backward_from_logits(ctx, dlogits_bf16);
 }
 
 ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, float grad_scale) {
@@ -191,12 +193,14 @@ ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, 
   const Tensor dlogits_bf16 = bf16_logits_gradient(ctx);
   const ops::CrossEntropySums sums = ops::cross_entropy_train(
       logits_, batch.tgt_out, config_.pad_id, config_.label_smoothing, grad_scale, dlogits_bf16);
-  backward_from_logits(ctx, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
+  backward_from_logits(ctx, dlogits_bf16);
   return sums;
 }
 
-void Transformer::backward_from_logits(Context& ctx, const Tensor& dlogits) {
-  Tensor ddec = embedding.project_backward(ctx, dec_out_, dlogits);
+void Transformer::backward_from_logits(Context& ctx, const Tensor& dlogits_bf16) {
+  // The loss wrote its gradient into dlogits_bf16 when defined, else over the logits.
+  Tensor ddec =
+      embedding.project_backward(ctx, dec_out_, dlogits_bf16.defined() ? dlogits_bf16 : logits_);
   Tensor dmemory = ctx.zeros(memory_.shape());
   Tensor dy = tgt_dropout_.backward(ctx, decoder.backward(ctx, ddec, dmemory));
   tgt_positions.backward(dy);

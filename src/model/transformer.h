@@ -75,7 +75,7 @@ class Transformer {
                Dropout& dropout);
   void forward_to_logits(Context& ctx, const Batch& batch);
   Tensor bf16_logits_gradient(Context& ctx) const;
-  void backward_from_logits(Context& ctx, const Tensor& dlogits);
+  void backward_from_logits(Context& ctx, const Tensor& dlogits_bf16);
 
   ModelConfig config_;
   ParamList params_;

@@ -1,9 +1,10 @@
 // int8 products through oneDNN's matmul: s8 activations and weights, exact s32 sums, then one
 // pass of our own that scales them back to fp32 and adds the bias. oneDNN 2.6 picks its fast
 // kernels (brgemm on AMX or AVX512-VNNI) only for a fixed number of rows and without a per-row
-// scale in its epilogue (a row scale as a binary post-op, or a run-time row count, falls back to
-// kernels 5-100 times slower, measured), so products are made per row count, rounded up to a few
-// buckets, and the row scales are applied here.
+// scale in its epilogue (measured: a run-time row count or run-time scales fall back to gemm:jit,
+// 3-7 times slower; a row scale as a binary post-op to the reference kernel, thousands of times
+// slower), so products are made per row count, rounded up to a few buckets, and the row scales
+// are applied here.
 #include <omp.h>
 
 #include <cstring>
@@ -58,6 +59,23 @@ constexpr int64_t kParallelProduct = int64_t{1} << 22;
 int product_threads(int64_t rows, int64_t n, int64_t k) {
   return rows * n * k < kParallelProduct ? 1 : num_threads();
 }
+
+// oneDNN's OpenMP build splits a product among omp_get_max_threads() threads: this sets the
+// calling thread's count for the product's lifetime and puts it back however the product ends.
+class ProductThreads {
+ public:
+  explicit ProductThreads(int threads) : team_(omp_get_max_threads()) {
+    if (threads != team_) omp_set_num_threads(threads);
+  }
+  ~ProductThreads() {
+    if (omp_get_max_threads() != team_) omp_set_num_threads(team_);
+  }
+  ProductThreads(const ProductThreads&) = delete;
+  ProductThreads& operator=(const ProductThreads&) = delete;
+
+ private:
+  int team_;
+};
 
 const Product& product_for(int64_t rows, int64_t n, int64_t k) {
   static OnceCache<Key, Product> products;
@@ -145,18 +163,17 @@ void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const T
     packed = repacked.get();
   }
   dnnl::stream& stream = onednn_stream();
-  // oneDNN's OpenMP build splits a product among omp_get_max_threads() threads.
-  const int team = omp_get_max_threads();
   const int threads = product_threads(padded, n, k);
-  if (threads != team) omp_set_num_threads(threads);
-  p.primitive.execute(stream,
-                      {{DNNL_ARG_SRC, memory(p.src, engine, xq.data())},
-                       {DNNL_ARG_WEIGHTS, *packed},
-                       {DNNL_ARG_DST, memory(p.dst, engine, sums.data())},
-                       {DNNL_ARG_SCRATCHPAD,
-                        memory(p.scratchpad, engine, onednn_scratchpad(p.scratchpad.get_size()))}});
-  stream.wait();
-  if (threads != team) omp_set_num_threads(team);
+  {
+    const ProductThreads team(threads);
+    p.primitive.execute(
+        stream, {{DNNL_ARG_SRC, memory(p.src, engine, xq.data())},
+                 {DNNL_ARG_WEIGHTS, *packed},
+                 {DNNL_ARG_DST, memory(p.dst, engine, sums.data())},
+                 {DNNL_ARG_SCRATCHPAD,
+                  memory(p.scratchpad, engine, onednn_scratchpad(p.scratchpad.get_size()))}});
+    stream.wait();
+  }
 
   // y = x_scale[i] * w_scale[j] * sum + bias[j].
   const float* ws = w.scales.f32();
