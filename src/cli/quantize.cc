@@ -28,7 +28,9 @@ void run_quantize(const QuantizeFlags& f) {
   std::error_code ec;
   if (fs::exists(out, ec) && fs::equivalent(out, f.model_dir, ec))
     fail("--out {} is the model directory itself: give another directory", f.out_dir);
-  LoadedModel loaded(f.model_dir, type);
+  // Read in fp32 and quantized without packing for int8's products: any CPU can.
+  LoadedModel loaded(f.model_dir, Precision::FP32);
+  if (type == Precision::INT8) loaded.model().quantize_int8();
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) fail("{}: cannot create the directory", f.out_dir);
 
@@ -54,9 +56,8 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
   cmd->add_option("--out", f->out_dir, "the directory to write the quantized model to")->required();
   cmd->add_option("--type", f->type,
-                  "int8: one scale per output row (the embedding stays fp32 for lookups and is "
-                  "quantized for the output projection at load) | bf16 (the linear layers' "
-                  "weights)")
+                  "int8: one scale per output row (the linear layers and the shared embedding) "
+                  "| bf16 (the linear layers' weights)")
       ->check(CLI::IsMember({"int8", "bf16"}))
       ->capture_default_str();
   cmd->callback([f] { run_quantize(*f); });

@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,8 +32,17 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {
-  Tensor t = empty(shape, dtype);
-  t.fill_zero();
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  // calloc, not memset: a large block comes as fresh zero pages that take no memory until they
+  // are written (a translating model never writes the gradients it is made with).
+  const size_t bytes = (t.nbytes() + 63) / 64 * 64;
+  void* raw = std::calloc(bytes + 64, 1);
+  if (!raw) fail("out of memory allocating a tensor of shape {}", shape.str());
+  t.owner_ = std::shared_ptr<void>(raw, std::free);
+  t.data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + 63) / 64 * 64);
   return t;
 }
 

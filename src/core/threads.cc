@@ -28,4 +28,12 @@ int num_threads() {
   return omp_get_max_threads();
 }
 
+ScopedOmpThreads::ScopedOmpThreads(int n) : before_(omp_get_max_threads()) {
+  if (n != before_) omp_set_num_threads(n);
+}
+
+ScopedOmpThreads::~ScopedOmpThreads() {
+  if (omp_get_max_threads() != before_) omp_set_num_threads(before_);
+}
+
 }  // namespace transduce

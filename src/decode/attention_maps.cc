@@ -88,7 +88,7 @@ AttentionMaps attention_maps(Transformer& model, const std::vector<int32_t>& sou
          c.max_positions);
 
   AttentionRecorder recorder;
-  Arena encode_arena, step_arena;
+  Arena encode_arena, history_arena, step_arena;
   Context ctx(encode_arena);
   ctx.inference = true;
   ctx.attention = &recorder;
@@ -96,7 +96,7 @@ AttentionMaps attention_maps(Transformer& model, const std::vector<int32_t>& sou
   std::copy(source.begin(), source.end(), src.i32());
   const Tensor src_pad = model.padding_mask(ctx, src);
   const Tensor memory = model.encode(ctx, src, src_pad);
-  DecoderCache cache = model.start_decoding(ctx, memory, src_pad, lt, 1);
+  DecoderCache cache = model.start_decoding(ctx, history_arena, memory, src_pad, lt, 1);
   const std::vector<int32_t> fed = maps.target_input();
   for (int64_t t = 0; t < lt; ++t) {
     step_arena.reset();

@@ -41,12 +41,12 @@ struct Encoded {
   std::vector<int64_t> max_len;
 };
 
-// The encoder pass and the decoder cache (`group` rows per sentence), in the encode arena, which
-// starts empty and must outlast the search.
-Encoded encode(Transformer& model, Arena& arena, const Tensor& src, const SearchOptions& o,
+// The encoder pass and the decoder cache (`group` rows per sentence), in the encode and history
+// arenas, which start empty and must outlast the search.
+Encoded encode(Transformer& model, SearchArenas& arenas, const Tensor& src, const SearchOptions& o,
                int64_t group) {
-  arena.reset();
-  Context ctx(arena);
+  arenas.encode.reset();
+  Context ctx(arenas.encode);
   ctx.inference = true;
   Encoded e;
   const Tensor src_pad = model.padding_mask(ctx, src);
@@ -56,7 +56,7 @@ Encoded encode(Transformer& model, Arena& arena, const Tensor& src, const Search
     e.max_len.push_back(output_limit(model.config(), source_tokens(src, b), o));
     capacity = std::max(capacity, e.max_len.back() + 1);
   }
-  e.cache = model.start_decoding(ctx, memory, src_pad, capacity, group);
+  e.cache = model.start_decoding(ctx, arenas.history, memory, src_pad, capacity, group);
   return e;
 }
 
@@ -81,7 +81,7 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, con
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
   SearchArenas own;
   SearchArenas& use = arenas ? *arenas : own;
-  Encoded enc = encode(model, use.encode, src, o, 1);
+  Encoded enc = encode(model, use, src, o, 1);
   DecoderCache& cache = enc.cache;
 
   std::vector<Hypothesis> out(batch);
@@ -129,7 +129,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
   const int64_t batch = src.dim(0), vocab = model.config().vocab_size, k = o.beam;
   SearchArenas own;
   SearchArenas& use = arenas ? *arenas : own;
-  Encoded enc = encode(model, use.encode, src, o, k);
+  Encoded enc = encode(model, use, src, o, k);
   DecoderCache& cache = enc.cache;
 
   struct Live {

@@ -38,10 +38,11 @@ int64_t max_output_length(int64_t source_tokens, const SearchOptions& options);
 int64_t output_limit(const ModelConfig& config, int64_t source_tokens,
                      const SearchOptions& options);
 
-// Where a search keeps the encoder output with the decoder cache, and each step's activations.
-// Passing the same arenas to every batch reuses their memory instead of asking the system again.
+// Where a search keeps the encoder output with the decoder cache, the decoder's self-attention
+// history, and each step's activations. Passing the same arenas to every batch reuses their
+// memory instead of asking the system again.
 struct SearchArenas {
-  Arena encode, step;
+  Arena encode, history, step;
 };
 
 // src: I32 [B, Ls], right-padded with PAD. For each sentence, up to `nbest` hypotheses, best first.

@@ -52,9 +52,38 @@ std::pair<Tensor, Tensor> MultiHeadAttention::keys_values(Context& ctx, const Te
   return {keys, v_proj.forward(ctx, xkv)};
 }
 
-Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& keys,
-                                  const Tensor& values, int64_t lk, const Tensor& key_pad,
-                                  bool causal, int64_t causal_offset) {
+void MultiHeadAttention::store_keys_values(Context& ctx, const Tensor& xkv,
+                                           const ops::HeadVectors& keys,
+                                           const ops::HeadVectors& values) {
+  const Arena::Mark start = ctx.arena.mark();
+  const int64_t n = xkv.numel() / xkv.dim(xkv.ndim() - 1);
+  auto [k, v] = keys_values(ctx, xkv);
+  ops::store_heads(k.reshape({n, heads_ * d_k_}), heads_, keys);
+  ops::store_heads(v.reshape({n, heads_ * d_v_}), heads_, values);
+  ctx.arena.release(start);
+}
+
+Tensor MultiHeadAttention::attend_history(Context& ctx, const Tensor& xq,
+                                          const ops::KvHistory& history, int64_t layer,
+                                          int64_t lk) {
+  TD_CHECK(xq.ndim() == 3 && xq.dim(1) == 1,
+           "attention over a decoding history is for one new position, not {}", xq.shape().str());
+  const int64_t n = xq.dim(0);
+  const Tensor q = q_proj.forward(ctx, xq);
+  Tensor context = ctx.alloc({n, 1, heads_ * d_v_});
+  Tensor weights = ctx.attention ? ctx.alloc({n, heads_, 1, lk}) : Tensor();
+  ops::attention_history(q.reshape({n, heads_ * d_k_}), history, layer, lk,
+                         1.0f / std::sqrt(static_cast<float>(d_k_)),
+                         context.reshape({n, heads_ * d_v_}), weights);
+  if (ctx.attention) ctx.attention->record(name_, weights);
+  return out_proj.forward(ctx, context);
+}
+
+Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::HeadVectors& keys_hv,
+                                  const ops::HeadVectors& values_hv, int64_t lk,
+                                  const Tensor& key_pad, bool causal, int64_t causal_offset) {
+  const Tensor& keys = keys_hv.data;
+  const Tensor& values = values_hv.data;
   batch_ = xq.dim(0);
   lq_ = xq.dim(1);
   lk_ = lk;
@@ -63,18 +92,20 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const Tensor& 
            "attention over keys {} values {} for queries {}", keys.shape().str(),
            values.shape().str(), xq.shape().str());
   q_ = q_proj.forward(ctx, xq);
-  k_ = keys;
-  v_ = values;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
   if (ctx.inference) {  // nothing to keep for backward: one fused pass
     Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
     Tensor weights = ctx.attention ? ctx.alloc({batch_, heads_, lq_, lk_}) : Tensor();
-    ops::attention_inference(q_, keys, values, lk, heads_, scale, key_pad, causal, causal_offset,
-                             context, weights);
+    ops::attention_inference(q_, keys_hv, values_hv, lk, heads_, scale, key_pad, causal,
+                             causal_offset, context, weights);
     if (ctx.attention) ctx.attention->record(name_, weights);
     return out_proj.forward(ctx, context);
   }
 
+  TD_CHECK(keys.dtype() == DType::F32 && values.dtype() == DType::F32,
+           "training attends over fp32 keys and values, not {}", dtype_name(keys.dtype()));
+  k_ = keys;
+  v_ = values;
   probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
   ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, d_k_, heads_),
                  heads_of(k_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,

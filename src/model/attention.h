@@ -6,6 +6,7 @@
 #include "model/config.h"
 #include "model/dropout.h"
 #include "model/linear.h"
+#include "ops/ops.h"
 
 namespace transduce {
 
@@ -19,10 +20,21 @@ class MultiHeadAttention {
                  bool causal);
   // The two halves of forward, for incremental decoding: keys and values of xkv ([B, L, h*d_k],
   // [B, L, h*d_v]), and attention of xq over the first `lk` positions of given keys/values
-  // (a cache may hold more). Key j is hidden from query i when causal and j > i + causal_offset.
+  // (a cache may hold more; F32, or int8 in inference). Key j is hidden from query i when causal
+  // and j > i + causal_offset.
   std::pair<Tensor, Tensor> keys_values(Context& ctx, const Tensor& xkv);
-  Tensor attend(Context& ctx, const Tensor& xq, const Tensor& keys, const Tensor& values,
-                int64_t lk, const Tensor& key_pad, bool causal, int64_t causal_offset);
+  Tensor attend(Context& ctx, const Tensor& xq, const ops::HeadVectors& keys,
+                const ops::HeadVectors& values, int64_t lk, const Tensor& key_pad, bool causal,
+                int64_t causal_offset);
+  // Inference: the keys and values of xkv's rows ([..., d], n rows) into the first n rows of
+  // `keys` and `values` (copied, or quantized when they are int8); the projections' outputs are
+  // given back to ctx's arena.
+  void store_keys_values(Context& ctx, const Tensor& xkv, const ops::HeadVectors& keys,
+                         const ops::HeadVectors& values);
+  // Inference: each row of xq [n, 1, d] attends over the first `lk` positions of its past in
+  // decoder layer `layer` of a history (ops::attention_history).
+  Tensor attend_history(Context& ctx, const Tensor& xq, const ops::KvHistory& history,
+                        int64_t layer, int64_t lk);
   // Returns d(xq), or adds it into `dq_into` (and returns that) when given; dy is read before
   // dq_into is written, so they may be one tensor. For self-attention the key/value path's
   // gradient is added into it too; for cross-attention it is added into `dkv_into` ([B, Lk, d]).
@@ -32,6 +44,7 @@ class MultiHeadAttention {
 
   // The attention weights of the last forward, [B, heads, Lq, Lk] (before attention dropout).
   const Tensor& probabilities() const { return probs_; }
+  int64_t heads() const { return heads_; }
 
   Linear q_proj, k_proj, v_proj, out_proj;
 

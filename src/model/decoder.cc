@@ -34,22 +34,22 @@ Tensor DecoderLayer::backward(Context& ctx, const Tensor& dy, const Tensor& dmem
   });
 }
 
-Tensor DecoderLayer::step(Context& ctx, const Tensor& y, LayerCache& cache, int64_t position,
-                          const Tensor& src_pad) {
+Tensor DecoderLayer::step(Context& ctx, const Tensor& y, DecoderCache& cache, int64_t layer) {
+  const int64_t n = y.dim(0), position = cache.length;
   Tensor s_in = self_res.enter(ctx, y);
   auto [keys, values] = self_attn.keys_values(ctx, s_in);
-  ops::write_position(keys, cache.self_keys, position);
-  ops::write_position(values, cache.self_values, position);
+  ops::store_history(cache.history, layer, position, keys.reshape({n, keys.dim(2)}),
+                     values.reshape({n, values.dim(2)}));
   // Every cached position is in the past: no causal mask needed.
-  Tensor h1 = self_res.leave(ctx, y,
-                             self_attn.attend(ctx, s_in, cache.self_keys, cache.self_values,
-                                              position + 1, Tensor(), false, 0));
+  Tensor h1 = self_res.leave(
+      ctx, y, self_attn.attend_history(ctx, s_in, cache.history, layer, position + 1));
   // The rows of a sentence's group are its queries over its one copy of the encoder's keys.
+  const LayerCache& mine = cache.layers[static_cast<size_t>(layer)];
   Tensor c_in = cross_res.enter(ctx, h1);
-  const int64_t sentences = cache.cross_keys.dim(0), group = y.dim(0) / sentences;
+  const int64_t sentences = mine.cross_keys.data.dim(0), group = n / sentences;
   Tensor cross =
-      cross_attn.attend(ctx, c_in.reshape({sentences, group, c_in.dim(2)}), cache.cross_keys,
-                        cache.cross_values, cache.cross_keys.dim(1), src_pad, false, 0);
+      cross_attn.attend(ctx, c_in.reshape({sentences, group, c_in.dim(2)}), mine.cross_keys,
+                        mine.cross_values, mine.cross_keys.data.dim(1), cache.src_pad, false, 0);
   Tensor h2 = cross_res.leave(ctx, h1, cross.reshape(h1.shape()));
   return ffn_res.leave(ctx, h2, ffn.forward(ctx, ffn_res.enter(ctx, h2)));
 }
@@ -87,10 +87,11 @@ Tensor Decoder::backward(Context& ctx, const Tensor& dy, const Tensor& dmemory) 
 }
 
 Tensor Decoder::step(Context& ctx, const Tensor& y, DecoderCache& cache) {
+  cache.begin_position();
   Tensor h = y;
   for (size_t i = 0; i < layers.size(); ++i)
-    h = keep_result_only(
-        ctx, [&] { return layers[i]->step(ctx, h, cache.layers[i], cache.length, cache.src_pad); });
+    h = keep_result_only(ctx,
+                         [&] { return layers[i]->step(ctx, h, cache, static_cast<int64_t>(i)); });
   return final_norm ? final_norm->forward(ctx, h) : h;
 }
 

@@ -20,9 +20,9 @@ class DecoderLayer {
                  const Tensor& src_pad);
   // Adds the gradient w.r.t. the encoder output into dmemory.
   Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dmemory);
-  // One position y [N, 1, d] at position `position`, attending over the cache (which it extends).
-  Tensor step(Context& ctx, const Tensor& y, LayerCache& cache, int64_t position,
-              const Tensor& src_pad);
+  // One position y [N, 1, d] at position cache.length, as decoder layer `layer`, attending over
+  // the cache (whose history it extends).
+  Tensor step(Context& ctx, const Tensor& y, DecoderCache& cache, int64_t layer);
   void collect(ParamList& out);
 
   ResidualNorm self_res;

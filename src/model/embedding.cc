@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "model/linear.h"
 #include "ops/ops.h"
 
@@ -14,8 +15,13 @@ SharedEmbedding::SharedEmbedding(int64_t vocab, int64_t d_model)
 }
 
 Tensor SharedEmbedding::lookup(Context& ctx, const Tensor& ids) const {
-  Tensor out = ctx.alloc({ids.dim(0), ids.dim(1), weight.value.dim(1)});
-  ops::embedding_gather(weight.value, ids, scale_, out);
+  // An int8 model looks its rows up in int8 (Transformer::set_precision).
+  const bool int8 = !weight.value.defined();
+  TD_CHECK(!int8 || weight.int8.q.defined(), "{} has neither fp32 nor int8 rows to look up",
+           weight.name);
+  const Tensor& table = int8 ? weight.int8.q : weight.value;
+  Tensor out = ctx.alloc({ids.dim(0), ids.dim(1), table.dim(1)});
+  ops::embedding_gather(table, ids, scale_, out, int8 ? weight.int8.scales : Tensor());
   return out;
 }
 
@@ -25,9 +31,9 @@ void SharedEmbedding::lookup_backward(const Tensor& ids, const Tensor& dout) {
 
 Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
   Shape shape = h.shape();
-  shape[shape.ndim() - 1] = weight.value.dim(0);
+  shape[shape.ndim() - 1] = weight.int8.defined() ? weight.int8.rows() : weight.value.dim(0);
   Tensor logits = ctx.alloc(shape);
-  if (weight.int8.q.defined()) {
+  if (weight.int8.defined()) {
     ops::gemm_int8(h, weight.int8, Tensor(), logits);
     return logits;
   }

@@ -1,7 +1,6 @@
 #include "model/kv_cache.h"
 
 #include "core/error.h"
-#include "ops/ops.h"
 
 namespace transduce {
 
@@ -16,37 +15,46 @@ Tensor index_tensor(const std::vector<int32_t>& rows) {
 }  // namespace
 
 void DecoderCache::select(const std::vector<int32_t>& rows) {
-  const int64_t n = static_cast<int64_t>(rows.size());
+  const int64_t n = static_cast<int64_t>(rows.size()), before = this->rows();
   TD_CHECK(n % group == 0, "cache select of {} rows in groups of {}", n, group);
   std::vector<int32_t> kept;  // sentences, in order
   for (int64_t g = 0; g < n / group; ++g) {
     const int32_t s = static_cast<int32_t>(rows[g * group] / group);
-    for (int64_t j = 1; j < group; ++j)
-      TD_CHECK(rows[g * group + j] / group == s, "cache select mixes sentences {} and {}", s,
-               rows[g * group + j] / group);
+    for (int64_t j = 0; j < group; ++j)
+      TD_CHECK(rows[g * group + j] >= 0 && rows[g * group + j] < before &&
+                   rows[g * group + j] / group == s,
+               "cache select of row {} into a group of sentence {} ({} rows)", rows[g * group + j],
+               s, before);
     TD_CHECK(g == 0 || s > kept.back(), "cache select reorders sentences");
     kept.push_back(s);
   }
-  const Tensor index = index_tensor(rows);
-  for (LayerCache& l : layers) {
-    // Only the filled positions of the self-attention caches are worth copying.
-    const int other = 1 - l.current;
-    Tensor keys = l.key_buffers[other].slice_rows(0, n);
-    Tensor values = l.value_buffers[other].slice_rows(0, n);
-    ops::gather_rows(l.self_keys, index, keys, length * keys.dim(2));
-    ops::gather_rows(l.self_values, index, values, length * values.dim(2));
-    l.self_keys = keys;
-    l.self_values = values;
-    l.current = other;
+  // Row i's past is row rows[i]'s: only the slot numbers move.
+  const int64_t slots = history.slots();
+  int32_t* h = history.slot_of.i32();
+  std::vector<int32_t> moved(static_cast<size_t>(n));
+  for (int64_t t = 0; t < length; ++t) {
+    int32_t* at = h + t * slots;
+    for (int64_t i = 0; i < n; ++i) moved[i] = at[rows[i]];
+    std::copy(moved.begin(), moved.end(), at);
   }
   if (static_cast<int64_t>(kept.size()) == sentences()) return;  // the same sentences, in order
   // Sentences left the batch: the per-sentence tensors keep their rows, moved down in place.
   const Tensor sentence_index = index_tensor(kept);
+  auto compact = [&](ops::HeadVectors& t) {
+    t.data = ops::compact_rows(t.data, sentence_index);
+    if (t.scales.defined()) t.scales = ops::compact_rows(t.scales, sentence_index);
+  };
   for (LayerCache& l : layers) {
-    l.cross_keys = ops::compact_rows(l.cross_keys, sentence_index);
-    l.cross_values = ops::compact_rows(l.cross_values, sentence_index);
+    compact(l.cross_keys);
+    compact(l.cross_values);
   }
   src_pad = ops::compact_rows(src_pad, sentence_index);
+}
+
+void DecoderCache::begin_position() {
+  TD_CHECK(length < capacity, "position {} of a cache for {}", length, capacity);
+  int32_t* at = history.slot_of.i32() + length * history.slots();
+  for (int64_t r = 0; r < rows(); ++r) at[r] = static_cast<int32_t>(r);
 }
 
 }  // namespace transduce

@@ -25,7 +25,7 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
   Shape shape = x.shape();
   shape[shape.ndim() - 1] = out_features();
   Tensor y = ctx.alloc(shape);
-  if (weight.int8.q.defined()) {
+  if (weight.int8.defined()) {
     TD_CHECK(ctx.inference, "an int8 model only translates: {} has no fp32 weights to train",
              weight.name);
     ops::gemm_int8(x, weight.int8, bias.value, y);

@@ -2,6 +2,7 @@
 
 #include "model/linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -10,6 +11,12 @@
 #include "core/rng.h"
 
 namespace transduce {
+
+namespace {
+// How many source tokens translation encodes at a time (Transformer::encode): enough rows for
+// the products to run at full speed.
+constexpr int64_t kEncodeTokens = 512;
+}  // namespace
 
 Transformer::Transformer(const ModelConfig& c)
     : embedding(c.vocab_size, c.d_model),
@@ -63,26 +70,35 @@ void Transformer::set_precision(Precision p) {
   if (precision_ == Precision::INT8 && p != Precision::INT8)
     fail("an int8 model has no fp32 weights left to compute in {}: load it again",
          precision_name(p));
-  if (precision_ == Precision::INT8) return;
+  if (p == Precision::INT8) {
+    quantize_int8();
+    for (Param* param : params_) {
+      if (!param->gemm_weight || param->int8.packed) continue;
+      ops::pack_int8(param->int8);
+      // Products read only the packed copy; the embedding's lookups read its rows.
+      if (param != &embedding.weight) param->int8.q = Tensor();
+    }
+    return;
+  }
   precision_ = p;
   for (Param* param : params_) {
     if (!param->gemm_weight) continue;
     if (p == Precision::BF16) {
       if (!param->bf16.defined()) param->bf16 = Tensor::empty(param->value.shape(), DType::BF16);
       ops::to_bf16(param->value, param->bf16);
-      continue;
+    } else {
+      param->bf16 = Tensor();
     }
+  }
+}
+
+void Transformer::quantize_int8() {
+  precision_ = Precision::INT8;
+  for (Param* param : params_) {
+    if (!param->gemm_weight) continue;
     param->bf16 = Tensor();
-    if (p == Precision::INT8) {
-      // Weights read already quantized (io::load_weights) are packed as they are.
-      if (!param->int8.q.defined())
-        param->int8 = ops::quantize_matrix(param->value);
-      else if (!param->int8.packed)
-        ops::pack_int8(param->int8);
-      // The embedding's lookups still read its fp32 rows (V x d_model floats, a few MB); every
-      // other GEMM weight is read only through its int8 copy from now on.
-      if (param != &embedding.weight) param->value = Tensor();
-    }
+    if (!param->int8.defined()) param->int8 = ops::quantize_matrix(param->value);
+    param->value = Tensor();
   }
 }
 
@@ -110,7 +126,25 @@ Tensor Transformer::embed(Context& ctx, const Tensor& ids, const PositionalEncod
 }
 
 Tensor Transformer::encode(Context& ctx, const Tensor& src, const Tensor& src_pad) {
-  return encoder.forward(ctx, embed(ctx, src, src_positions, src_dropout_), src_pad);
+  const int64_t batch = src.dim(0), length = src.dim(1);
+  // Translation encodes a big batch a few sentences at a time, into one output: sentences do not
+  // see each other, and a layer's temporaries for the whole batch (its feed-forward activations
+  // alone are d_ff floats a token) would be most of a translation's memory. Attention recording
+  // wants one call per layer, and training keeps every layer's activations anyway.
+  const int64_t per_part = std::max<int64_t>(1, kEncodeTokens / std::max<int64_t>(length, 1));
+  if (!ctx.inference || ctx.attention || batch <= per_part)
+    return encoder.forward(ctx, embed(ctx, src, src_positions, src_dropout_), src_pad);
+  Tensor memory = ctx.alloc({batch, length, config_.d_model});
+  for (int64_t b = 0; b < batch; b += per_part) {
+    const int64_t e = std::min(batch, b + per_part);
+    const Arena::Mark start = ctx.arena.mark();
+    const Tensor part =
+        encoder.forward(ctx, embed(ctx, src.slice_rows(b, e), src_positions, src_dropout_),
+                        src_pad.slice_rows(b, e));
+    memory.slice_rows(b, e).copy_from(part);
+    ctx.arena.release(start);
+  }
+  return memory;
 }
 
 Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad,
@@ -124,8 +158,8 @@ Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt
   return embedding.project(ctx, dec_out_);
 }
 
-DecoderCache Transformer::start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,
-                                         int64_t capacity, int64_t repeat) {
+DecoderCache Transformer::start_decoding(Context& ctx, Arena& history, const Tensor& memory,
+                                         const Tensor& src_pad, int64_t capacity, int64_t repeat) {
   if (capacity > config_.max_positions)
     fail("decoding {} positions is past the model's {} positions", capacity, config_.max_positions);
   DecoderCache cache;
@@ -133,18 +167,33 @@ DecoderCache Transformer::start_decoding(Context& ctx, const Tensor& memory, con
   cache.group = repeat;
   cache.src_pad = ctx.alloc(src_pad.shape(), DType::U8);  // select() compacts it in place
   cache.src_pad.copy_from(src_pad);
-  const int64_t n = memory.dim(0) * repeat, hk = int64_t{config_.heads} * config_.d_k,
-                hv = int64_t{config_.heads} * config_.d_v;
+  const int64_t slots = memory.dim(0) * repeat, sentences = memory.dim(0), length = memory.dim(1),
+                heads = config_.heads, hk = heads * config_.d_k, hv = heads * config_.d_v;
+  // An int8 model keeps keys and values in int8 with a scale per head's vector.
+  const bool int8 = precision_ == Precision::INT8;
+  ops::KvHistory& h = cache.history;
+  h.int8 = int8;
+  h.heads = heads;
+  h.dk = config_.d_k;
+  h.dv = config_.d_v;
+  // Alone in its arena, the history starts where every batch's did: the pages a batch touches
+  // are the ones an earlier batch touched (kv_cache.h).
+  history.reset();
+  h.rows = history.alloc({capacity, config_.layers, slots,
+                          ops::KvHistory::row_bytes(int8, heads, config_.d_k, config_.d_v)},
+                         DType::U8);
+  h.slot_of = ctx.alloc({capacity, slots}, DType::I32);
+  auto store = [&](int64_t width) {
+    if (!int8) return ops::HeadVectors(ctx.alloc({sentences, length, width}));
+    return ops::HeadVectors(ctx.alloc({sentences, length, width}, DType::I8),
+                            ctx.alloc({sentences, length, heads}));
+  };
   for (auto& layer : decoder.layers) {
     LayerCache c;
-    for (int i = 0; i < 2; ++i) {
-      c.key_buffers[i] = ctx.alloc({n, capacity, hk});
-      c.value_buffers[i] = ctx.alloc({n, capacity, hv});
-    }
-    c.self_keys = c.key_buffers[0];
-    c.self_values = c.value_buffers[0];
     // Once per sentence, whatever `repeat` is (see kv_cache.h).
-    std::tie(c.cross_keys, c.cross_values) = layer->cross_attn.keys_values(ctx, memory);
+    c.cross_keys = store(hk);
+    c.cross_values = store(hv);
+    layer->cross_attn.store_keys_values(ctx, memory, c.cross_keys, c.cross_values);
     cache.layers.push_back(std::move(c));
   }
   return cache;
@@ -154,6 +203,8 @@ Tensor Transformer::decode_step(Context& ctx, const Tensor& tokens, DecoderCache
   if (cache.length >= cache.capacity)
     fail("decoding past the {} positions the cache was made for", cache.capacity);
   const int64_t n = tokens.numel();
+  TD_CHECK(n == cache.rows(), "a decoding step of {} tokens for a cache of {} rows", n,
+           cache.rows());
   Tensor x = embedding.lookup(ctx, tokens.reshape({n, 1}));
   tgt_positions.add(x, cache.length);
   Tensor h = decoder.step(ctx, x, cache);

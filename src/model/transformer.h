@@ -30,10 +30,16 @@ class Transformer {
   Param* find(const std::string& name) const;
   void zero_grad();
   // The GEMMs' input type. BF16 gives every GEMM weight (Param::gemm_weight) a bf16 copy of its
-  // value, rounded now; FP32 drops the copies. INT8 (inference) quantizes them per row and
-  // releases the fp32 values of all but the embedding, for good. Refuses a type this CPU lacks
-  // the dot products for.
+  // value, rounded now; FP32 drops the copies. INT8 (inference) quantizes them (quantize_int8)
+  // and packs them for ops::gemm_int8, keeping only the packed copy of a linear layer's weights
+  // and the embedding's int8 rows (its lookups read them; its projection the packed copy); the
+  // decoder then keeps its keys and values in int8 too. Refuses a type this CPU lacks the dot
+  // products for.
   void set_precision(Precision p);
+  // Every GEMM weight quantized to int8 per output row (left as read when the file held int8)
+  // and its fp32 value released, for good; nothing packed, so any CPU can: what `transduce
+  // quantize` saves. The model translates only after set_precision(INT8).
+  void quantize_int8();
   // Frees every gradient: a model that will only translate.
   void release_gradients();
   Precision precision() const { return precision_; }
@@ -55,11 +61,12 @@ class Transformer {
                 const Tensor& src_pad);  // logits [B, Lt, V]
   // Incremental decoding. start_decoding prepares a cache for up to `capacity` target positions
   // from the encoder output, each sentence repeated `repeat` times in a row (beam search); the
-  // cache lives in ctx's arena, which must outlast the decoding;
+  // cache lives in ctx's arena, which must outlast the decoding, but for its self-attention
+  // history, which start_decoding puts alone in `history` (resetting it);
   // decode_step takes the tokens [N] at position cache.length, returns logits [N, V] and
   // extends the cache. Both are inference only (no dropout, no backward).
-  DecoderCache start_decoding(Context& ctx, const Tensor& memory, const Tensor& src_pad,
-                              int64_t capacity, int64_t repeat = 1);
+  DecoderCache start_decoding(Context& ctx, Arena& history, const Tensor& memory,
+                              const Tensor& src_pad, int64_t capacity, int64_t repeat = 1);
   Tensor decode_step(Context& ctx, const Tensor& tokens, DecoderCache& cache);
 
   // Valid after forward() until backward() overwrites them with their gradient.

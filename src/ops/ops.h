@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/tensor.h"
 #include "ops/int8_matrix.h"
@@ -78,16 +79,55 @@ void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 // `causal`, when j > i + causal_offset for query i. A row with every key hidden becomes zeros.
 void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
                     bool causal, int64_t causal_offset);
+// Keys or values as inference keeps them, [..., heads * d]: F32, or I8 with one F32 scale per
+// head's vector (`scales` [..., heads]; the vector is scale * q, quantized by store_heads).
+struct HeadVectors {
+  Tensor data;
+  Tensor scales;  // I8 data only
+  HeadVectors() = default;
+  HeadVectors(Tensor d, Tensor s = Tensor()) : data(std::move(d)), scales(std::move(s)) {}
+};
+// dst's first src.rows() rows = src (F32 [n, heads * d]): copied when dst is F32, else each
+// head's d values quantized to int8 with scale max|x| / 127 (as quantize_rows does a row).
+void store_heads(const Tensor& src, int64_t heads, const HeadVectors& dst);
+
 // Attention for inference in one pass, without materialising the probabilities: for sentence b,
 // head h, query i, context[b, i, h] = softmax_j(scale * q[b, i, h] . keys[b, j, h]) values[b, j, h]
 // over the first lk keys, masked as masked_softmax masks (a fully masked query gets zeros).
-// q [B, Lq, H*dk], keys [B, C, H*dk], values [B, C, H*dv] with C >= lk (a cache's capacity),
-// context [B, Lq, H*dv]. When `probs` ([B, H, Lq, lk]) is given, the weights are written there too
-// (zero for hidden keys): attention visualisation sees exactly what the context was made of.
-void attention_inference(const Tensor& q, const Tensor& keys, const Tensor& values, int64_t lk,
-                         int64_t heads, float scale, const Tensor& key_pad, bool causal,
+// q [B, Lq, H*dk], keys [B, C, H*dk], values [B, C, H*dv] with C >= lk (a cache's capacity; F32,
+// or both I8 with scales), context [B, Lq, H*dv]. When `probs` ([B, H, Lq, lk]) is given, the
+// weights are written there too (zero for hidden keys): attention visualisation sees exactly what
+// the context was made of.
+void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVectors& values,
+                         int64_t lk, int64_t heads, float scale, const Tensor& key_pad, bool causal,
                          int64_t causal_offset, const Tensor& context,
                          const Tensor& probs = Tensor());
+// The self-attention keys and values incremental decoding keeps, position-major: row (t, l, s) of
+// `rows` ([capacity, layers, slots, row_bytes()] bytes) holds slot s's key and value in decoder
+// layer l at position t: fp32 keys then values, or (int8) int8 keys, values, then their fp32
+// scales, one per head's vector (key scales first). slot_of[t, r] (I32 [capacity, slots]) names the
+// slot holding row r's position t, so that a beam search reorders its rows by moving slot numbers
+// only. Each position's rows lie after the previous position's, whatever the capacity: decoding
+// touches the memory of the positions it reaches, and nothing after them.
+struct KvHistory {
+  Tensor rows;     // U8 [capacity, layers, slots, row_bytes(...)]
+  Tensor slot_of;  // I32 [capacity, slots]
+  bool int8 = false;
+  int64_t heads = 0, dk = 0, dv = 0;
+
+  static int64_t row_bytes(bool int8, int64_t heads, int64_t dk, int64_t dv);
+  int64_t capacity() const { return slot_of.dim(0); }
+  int64_t slots() const { return slot_of.dim(1); }
+  int64_t layers() const { return rows.dim(1); }
+};
+// Rows (position, layer, 0..n-1) = keys [n, H*dk] and values [n, H*dv] (quantized when int8).
+void store_history(const KvHistory& h, int64_t layer, int64_t position, const Tensor& keys,
+                   const Tensor& values);
+// Attention as attention_inference computes it for one new query per decoded row over that row's
+// past: row r's key and value at position j < lk are layer `layer`'s in slot slot_of[j, r].
+// q [n, H*dk] (n <= slots), context [n, H*dv], probs [n, H, 1, lk] when given.
+void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64_t lk, float scale,
+                       const Tensor& context, const Tensor& probs = Tensor());
 // dscores (in: dL/dprobs, out: dL/dscores * scale), from the saved probs.
 void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale);
 
@@ -120,8 +160,10 @@ void scale(const Tensor& x, float alpha);
 void fill_rows(const Tensor& x, const Tensor& bias);
 void bias_grad(const Tensor& dy, const Tensor& dbias);
 
-// out[r] = table[ids[r]] * scale; ids I32. An id outside the table is an error.
-void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const Tensor& out);
+// out[r] = table[ids[r]] * scale; ids I32. An id outside the table is an error. The table is
+// F32, or I8 with one F32 scale per row (`row_scales`, an Int8Matrix's q and scales).
+void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const Tensor& out,
+                      const Tensor& row_scales = Tensor());
 // dtable[ids[r]] += dout[r] * scale.
 void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
                            const Tensor& dtable);
@@ -129,14 +171,8 @@ void embedding_scatter_add(const Tensor& dout, const Tensor& ids, float scale,
 void add_positions(const Tensor& x, const Tensor& table, int64_t offset);
 void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 
-// dst[i] = src[rows[i]] over the first dimension (rows I32 [M]); only the first `prefix` elements
-// of each row are copied when prefix >= 0 (a key/value cache's filled positions).
-void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64_t prefix = -1);
 // In place: t[i] = t[rows[i]] for strictly increasing rows (I32 [M]); returns t's first M rows.
 Tensor compact_rows(const Tensor& t, const Tensor& rows);
-// cache [N, C, w] at position p, for every row n: cache[n, p, :] = src[n, :] (src [N, 1, w] or [N,
-// w]).
-void write_position(const Tensor& src, const Tensor& cache, int64_t position);
 // Rows of log-probabilities: out[r] = x[r] - logsumexp(x[r]) (out may alias x).
 void log_softmax(const Tensor& x, const Tensor& out);
 

@@ -1,11 +1,12 @@
 // `transduce quantize` and the model directory it writes: the integers and scales read back are
 // the quantization of the source weights; the quantized directory translates exactly as the fp32
-// one does with --compute-type int8 (or bf16); and files that declare int8 wrongly are refused in
-// one line.
+// one does with --compute-type int8 (or bf16); quantizing needs no int8 instructions; and files
+// that declare int8 wrongly are refused in one line.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -67,9 +68,8 @@ TEST_F(QuantizeCommand, Int8RoundTripsTheQuantizedIntegersAndTranslatesAsAtLoad)
   for (const auto& [name, w] : source.tensors) {
     const Tensor& got = quantized.tensors.at(name);
     const bool product_weight = name.size() > 7 && name.substr(name.size() - 7) == ".weight" &&
-                                name != "embedding.weight" &&
                                 name.find("norm") == std::string::npos;
-    if (!product_weight) {  // layer norms, biases, the embedding: fp32, unchanged
+    if (!product_weight) {  // layer norms and biases: fp32, unchanged
       ASSERT_EQ(got.dtype(), DType::F32) << name;
       EXPECT_EQ(std::vector<float>(got.f32(), got.f32() + got.numel()),
                 std::vector<float>(w.f32(), w.f32() + w.numel()))
@@ -88,7 +88,8 @@ TEST_F(QuantizeCommand, Int8RoundTripsTheQuantizedIntegersAndTranslatesAsAtLoad)
               std::vector<float>(want_s.f32(), want_s.f32() + want_s.numel()))
         << name;
   }
-  EXPECT_EQ(int8_tensors, 2 * 4 + 2 * 8 + 2 * 2 + 2 * 2);  // attention and feed-forward, 2 layers
+  // The embedding; attention and feed-forward, 2 layers.
+  EXPECT_EQ(int8_tensors, 1 + 2 * 4 + 2 * 8 + 2 * 2 + 2 * 2);
   EXPECT_EQ(quantized.tensors.size(), source.tensors.size() + int8_tensors);  // + the scales
 
   // The quantized directory translates in int8 by itself, exactly as the fp32 one at load.
@@ -111,6 +112,46 @@ TEST_F(QuantizeCommand, Bf16StoresBf16WeightsThatTranslateAsBf16AtLoad) {
   EXPECT_EQ(quantized.tensors.at("encoder.layers.0.ffn.fc1.weight").dtype(), DType::BF16);
   EXPECT_EQ(quantized.tensors.at("encoder.layers.0.ffn.fc1.bias").dtype(), DType::F32);
   EXPECT_EQ(translate("-m " + out), translate("-m " + model() + " --compute-type bf16"));
+}
+
+// Quantizing needs no int8 instructions (only translating in int8 does): where oneDNN is told to
+// use at most AVX2, `quantize` writes the same file, byte for byte, and translating it is refused
+// in one line.
+TEST_F(QuantizeCommand, QuantizesWithoutInt8InstructionsToTheSameFile) {
+  const std::string here = work() + "/int8-here", avx2 = work() + "/int8-avx2";
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + here).status, 0);
+  const std::string limit = "ONEDNN_MAX_CPU_ISA=AVX2 ";
+  CommandResult q =
+      testing::run_shell(limit + TRANSDUCE_BINARY + " quantize -m " + model() + " --out " + avx2);
+  ASSERT_EQ(q.status, 0) << q.out;
+  auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string want = bytes(here + "/model.safetensors");
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_EQ(bytes(avx2 + "/model.safetensors"), want);
+  expect_one_line_error(
+      testing::run_shell(limit + TRANSDUCE_BINARY + " translate -m " + avx2 + " < /dev/null"),
+      "int8 needs a CPU with int8 dot-product instructions");
+}
+
+// An int8 directory whose embedding is F32 (the weights quantized except that one) has it
+// quantized at load, to the same integers: it translates as the all-int8 directory does.
+TEST_F(QuantizeCommand, AnFp32EmbeddingInAnInt8DirectoryIsQuantizedAtLoad) {
+  SetUpSources();
+  const std::string all = work() + "/int8-all", mixed = work() + "/int8-mixed";
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + all).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + mixed).status, 0);
+  io::SafetensorsFile file = io::load_safetensors(mixed + "/model.safetensors");
+  file.tensors["embedding.weight"] =
+      io::load_safetensors(model() + "/model.safetensors").tensors.at("embedding.weight");
+  file.tensors.erase("embedding.weight_scale");
+  io::save_safetensors(mixed + "/model.safetensors", file.tensors, file.metadata);
+  ASSERT_EQ(
+      io::load_safetensors(mixed + "/model.safetensors").tensors.at("embedding.weight").dtype(),
+      DType::F32);
+  EXPECT_EQ(translate("-m " + mixed), translate("-m " + all));
 }
 
 // Files that declare int8 wrongly, each refused in one line naming the tensor.

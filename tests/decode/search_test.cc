@@ -1,11 +1,15 @@
-// Incremental decoding against full recomputation, and greedy/beam search against hand-worked
-// cases.
+// Incremental decoding against full recomputation (beam reorders and sentences leaving the batch
+// included), and greedy/beam search against hand-worked cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "core/rng.h"
 #include "decode/search.h"
+#include "support/random_model.h"
 #include "train/example.h"
 
 namespace transduce {
@@ -52,9 +56,9 @@ TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
   Tensor tgt_pad = full.zeros({B, L}, DType::U8);
   Tensor logits = model.decode(full, tgt_in, tgt_pad, memory, src_pad);
 
-  Arena cache_arena, step_arena;
+  Arena cache_arena, history_arena, step_arena;
   Context cctx(cache_arena);
-  DecoderCache cache = model.start_decoding(cctx, memory, src_pad, L);
+  DecoderCache cache = model.start_decoding(cctx, history_arena, memory, src_pad, L);
   double worst = 0, largest = 0;
   for (int64_t t = 0; t < L; ++t) {
     step_arena.reset();
@@ -74,6 +78,112 @@ TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Incremental, ::testing::Values(0, 1, 2));
+
+// A beam search's cache: rows take other rows' pasts (DecoderCache::select moves only slot
+// numbers) and sentences leave the batch; each row's step logits must still be the full decoder's
+// over that row's own prefix. In fp32 to 1e-5; in int8 the cache holds int8 keys and values where
+// the full decoder keeps fp32 ones, so within a few percent, and not equal.
+struct Reordering {
+  Precision precision;
+  double tolerance;  // of the largest logit (fp32), or of the logits' norm (int8)
+};
+
+class CacheSelect : public ::testing::TestWithParam<Reordering> {};
+
+TEST_P(CacheSelect, ReorderedAndShrunkRowsEqualTheFullDecoderOfTheirPrefixes) {
+  const Reordering r = GetParam();
+  // d_k != d_v in fp32; int8 wants products of a realistic size.
+  const ModelConfig c =
+      r.precision == Precision::FP32 ? small_config() : testing::precision_test_config();
+  Transformer model(c);
+  model.init_parameters(11);
+  model.set_precision(r.precision);
+  const int64_t sentences = 3, group = 3, ls = 6, steps = 7, vocab = c.vocab_size;
+  Tensor src = Tensor::empty({sentences, ls}, DType::I32);
+  SplitMix64 rng(5);
+  for (int64_t i = 0; i < src.numel(); ++i)
+    src.i32()[i] = static_cast<int32_t>(rng.randint(4, static_cast<uint64_t>(vocab - 1)));
+  src.i32()[ls - 1] = src.i32()[2 * ls - 1] = src.i32()[2 * ls - 2] = kPadId;
+
+  Arena encode_arena, history_arena, step_arena, full_arena;
+  Context cctx(encode_arena);
+  cctx.inference = true;
+  const Tensor src_pad = model.padding_mask(cctx, src);
+  const Tensor memory = model.encode(cctx, src, src_pad);
+  DecoderCache cache = model.start_decoding(cctx, history_arena, memory, src_pad, steps, group);
+
+  // The full decoder's logits at the last position of `prefix` for sentence s.
+  auto full = [&](int64_t s, const std::vector<int32_t>& prefix) {
+    full_arena.reset();
+    Context ctx(full_arena);
+    ctx.inference = true;
+    const int64_t lt = static_cast<int64_t>(prefix.size());
+    Tensor one_src = src.slice_rows(s, s + 1), tgt = ctx.alloc({1, lt}, DType::I32);
+    std::copy(prefix.begin(), prefix.end(), tgt.i32());
+    const Tensor pad = model.padding_mask(ctx, one_src);
+    const Tensor logits =
+        model.decode(ctx, tgt, model.padding_mask(ctx, tgt), model.encode(ctx, one_src, pad), pad);
+    return std::vector<float>(logits.f32() + (lt - 1) * vocab, logits.f32() + lt * vocab);
+  };
+
+  std::vector<int64_t> sentence_of;  // each row's sentence
+  std::vector<std::vector<int32_t>> prefix;
+  for (int64_t s = 0; s < sentences; ++s)
+    for (int64_t j = 0; j < group; ++j) {
+      sentence_of.push_back(s);
+      prefix.push_back({kBosId});
+    }
+  double worst = 0, largest = 0, diff2 = 0, norm2 = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    const int64_t n = static_cast<int64_t>(prefix.size());
+    step_arena.reset();
+    Context ctx(step_arena);
+    ctx.inference = true;
+    Tensor tokens = ctx.alloc({n}, DType::I32);
+    for (int64_t i = 0; i < n; ++i) tokens.i32()[i] = prefix[i].back();
+    const Tensor logits = model.decode_step(ctx, tokens, cache);
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<float> want = full(sentence_of[i], prefix[i]);
+      for (int64_t v = 0; v < vocab; ++v) {
+        const double d = logits.f32()[i * vocab + v] - double{want[v]};
+        worst = std::max(worst, std::fabs(d));
+        largest = std::max(largest, std::fabs(double{want[v]}));
+        diff2 += d * d;
+        norm2 += double{want[v]} * want[v];
+      }
+    }
+    // Each row takes a random row of its sentence's group as its past; after step 2 sentence 1
+    // leaves the batch. Then every row appends a token of its own.
+    std::vector<int32_t> keep;
+    std::vector<int64_t> kept_sentence;
+    std::vector<std::vector<int32_t>> kept_prefix;
+    for (int64_t g = 0; g < n / group; ++g) {
+      if (t == 2 && sentence_of[g * group] == 1) continue;
+      for (int64_t j = 0; j < group; ++j) {
+        const int64_t parent = g * group + static_cast<int64_t>(rng.randint(0, group - 1));
+        keep.push_back(static_cast<int32_t>(parent));
+        kept_sentence.push_back(sentence_of[parent]);
+        kept_prefix.push_back(prefix[parent]);
+        kept_prefix.back().push_back(static_cast<int32_t>(rng.randint(4, vocab - 1)));
+      }
+    }
+    cache.select(keep);
+    sentence_of = kept_sentence;
+    prefix = kept_prefix;
+  }
+  ASSERT_GT(largest, 0.1);
+  if (r.precision == Precision::FP32) {
+    EXPECT_LE(worst, r.tolerance * largest);
+  } else {
+    const double relative = std::sqrt(diff2 / norm2);
+    EXPECT_LE(relative, r.tolerance);
+    EXPECT_GT(relative, 1e-5) << "the int8 cache gave fp32's logits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, CacheSelect,
+                         ::testing::Values(Reordering{Precision::FP32, 1e-5},
+                                           Reordering{Precision::INT8, 0.03}));
 
 TEST(Search, LengthPenaltyIsGnmts) {
   EXPECT_FLOAT_EQ(length_penalty(1, 0.6f), 1.0f);

@@ -1,10 +1,11 @@
 // A model computing in int8 (Transformer::set_precision(INT8), inference only) against the same
 // weights in fp32: the logits agree to within what 8-bit quantization of every product's inputs
-// does, but are not fp32's own (int8 really ran); the fp32 weights are gone and cannot come back;
-// and such a model refuses to train.
+// does, but are not fp32's own (int8 really ran); the fp32 weights are gone and cannot come back,
+// and only what translation reads is kept; and such a model refuses to train.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/arena.h"
 #include "core/error.h"
@@ -59,7 +60,7 @@ TEST(Int8Model, LogitsAgreeWithFp32WithinQuantizationError) {
   EXPECT_GT(relative, 1e-4) << "the int8 model computes fp32's logits: int8 did not run";
 }
 
-TEST(Int8Model, ReleasesTheFp32WeightsOfItsLinearLayersForGood) {
+TEST(Int8Model, KeepsOnlyWhatTranslationReads) {
   Transformer model(config());
   model.init_parameters(3);
   model.release_gradients();
@@ -69,13 +70,35 @@ TEST(Int8Model, ReleasesTheFp32WeightsOfItsLinearLayersForGood) {
     EXPECT_FALSE(p->grad.defined()) << p->name;
     if (!p->gemm_weight) continue;
     ++quantized;
-    EXPECT_TRUE(p->int8.q.defined()) << p->name;
-    // The embedding keeps its fp32 rows for lookups; the projection reads the int8 copy.
-    EXPECT_EQ(p->value.defined(), p == &model.embedding.weight) << p->name;
+    EXPECT_FALSE(p->value.defined()) << p->name;
+    EXPECT_TRUE(p->int8.packed) << p->name;
+    // The embedding's lookups read its int8 rows; a linear layer's weights only the packed copy.
+    EXPECT_EQ(p->int8.q.defined(), p == &model.embedding.weight) << p->name;
   }
   EXPECT_EQ(quantized, 1 + 2 * 4 + 2 * 8 + 2 * 2 + 2 * 2);  // embedding, attention, FFNs
   EXPECT_THROW(model.set_precision(Precision::FP32), Error);
   EXPECT_THROW(model.set_precision(Precision::BF16), Error);
+}
+
+// quantize_int8 (what `transduce quantize` saves) keeps every weight's integers and packs nothing;
+// set_precision(INT8) afterwards packs them, and the model computes what one quantized at once
+// does.
+TEST(Int8Model, QuantizedWithoutPackingThenPackedComputesTheSame) {
+  Transformer once(config()), twice(config());
+  once.init_parameters(5);
+  twice.init_parameters(5);
+  twice.quantize_int8();
+  for (const Param* p : twice.parameters()) {
+    if (!p->gemm_weight) continue;
+    EXPECT_TRUE(p->int8.q.defined()) << p->name;
+    EXPECT_FALSE(p->int8.packed) << p->name;
+    EXPECT_FALSE(p->value.defined()) << p->name;
+  }
+  twice.set_precision(Precision::INT8);
+  once.set_precision(Precision::INT8);
+  const Tensor a = logits(once), b = logits(twice);
+  EXPECT_EQ(std::vector<float>(a.f32(), a.f32() + a.numel()),
+            std::vector<float>(b.f32(), b.f32() + b.numel()));
 }
 
 TEST(Int8Model, RefusesToTrain) {

@@ -1,6 +1,7 @@
 // Embedding lookup/scatter and positional tables against naive loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,25 @@ TEST(OpsEmbedding, GatherScalesAndRepeatsRows) {
     for (int64_t j = 0; j < d; ++j)
       EXPECT_EQ(out.f32()[r * d + j], table.f32()[ids[size_t(r)] * d + j] * 2.0f)
           << "row " << r << " col " << j;
+}
+
+// An int8 model's rows (I8 with one scale per row): hand-worked values, q * row scale * scale.
+TEST(OpsEmbedding, GatherOfInt8RowsScalesEachByItsRowScale) {
+  Tensor table = Tensor::empty({3, 2}, DType::I8), scales = Tensor::empty({3});
+  const int8_t q[] = {127, -64, 0, 1, -127, 3};
+  std::copy(q, q + 6, table.i8());
+  scales.f32()[0] = 0.5f;
+  scales.f32()[1] = 2.0f;
+  scales.f32()[2] = 0.25f;
+  Tensor out = Tensor::empty({3, 2});
+  ops::embedding_gather(table, ids_of({3}, {2, 0, 2}), 4.0f, out, scales);
+  const std::vector<float> want = {-127.0f, 3.0f, 254.0f, -128.0f, -127.0f, 3.0f};
+  EXPECT_EQ(std::vector<float>(out.f32(), out.f32() + 6), want);
+  // Without its scales, or an F32 table with scales, it is refused.
+  EXPECT_THROW(ops::embedding_gather(table, ids_of({3}, {0, 1, 2}), 1.0f, out), Error);
+  EXPECT_THROW(
+      ops::embedding_gather(Tensor::zeros({3, 2}), ids_of({3}, {0, 1, 2}), 1.0f, out, scales),
+      Error);
 }
 
 TEST(OpsEmbedding, GatherOfAnIdOutsideTheTableThrowsNamingIdAndPosition) {

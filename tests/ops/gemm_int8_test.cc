@@ -1,8 +1,8 @@
 // The int8 products for inference (ops::quantize_rows, quantize_matrix, gemm_int8): quantization
 // against its definition, the product against a double product of the same quantized integers
 // (exact but for the fp32 scaling at the end), and against the fp32 GEMM within the bound the
-// scales imply. Row counts cover every bucket the products are made for (padding rows included);
-// sizes are a base model's layers, at 1, 2 and 3 threads.
+// scales imply. Row counts cover the buckets the products are made for (padding rows included) and
+// inputs of several 256-row blocks; sizes are a base model's layers, at 1, 2 and 3 threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,6 +32,15 @@ Quantized quantize(const Tensor& x) {
   Quantized out{Tensor::empty(x.shape(), DType::I8), Tensor::empty({x.rows()})};
   ops::quantize_rows(x, out.q, out.scales);
   return out;
+}
+
+// W quantized and packed for gemm_int8; with `release`, its plain integers then dropped, as a
+// translating model does (Transformer::set_precision).
+ops::Int8Matrix packed(const Tensor& w, bool release = false) {
+  ops::Int8Matrix m = ops::quantize_matrix(w);
+  ops::pack_int8(m);
+  if (release) m.q = Tensor();
+  return m;
 }
 
 // Hand-worked rows: the largest magnitude maps to +-127, ties round away from zero, a row of
@@ -116,11 +125,13 @@ TEST(OpsGemmInt8, MatchesADoubleProductOfTheSameIntegers) {
     set_threads(threads);
     for (const Size& s : sizes) {
       const Tensor x = random_tensor({s.rows, s.k}, rng, -3.0f, 3.0f);
-      const ops::Int8Matrix w = ops::quantize_matrix(random_tensor({s.n, s.k}, rng, -0.2f, 0.2f));
+      // Half the products read a matrix whose plain integers were released.
+      const Tensor wf = random_tensor({s.n, s.k}, rng, -0.2f, 0.2f);
+      const ops::Int8Matrix w = packed(wf, s.rows % 2 == 0);
       const Tensor bias = s.bias ? random_tensor({s.n}, rng) : Tensor();
       Tensor y = Tensor::empty({s.rows, s.n});
       ops::gemm_int8(x, w, bias, y);
-      const Reference want = reference(quantize(x), w, bias);
+      const Reference want = reference(quantize(x), ops::quantize_matrix(wf), bias);
       // The s32 sum is exact; its conversion to fp32, the product of the two scales, their
       // product with the sum and the bias's addition each round once.
       int bad = 0;
@@ -148,7 +159,7 @@ TEST(OpsGemmInt8, AgreesWithTheFp32GemmWithinTheScalesBound) {
   const int64_t rows = 200, n = 384, k = 512;
   const Tensor x = random_tensor({rows, k}, rng, -2.0f, 2.0f);
   const Tensor wf = random_tensor({n, k}, rng, -0.1f, 0.1f);
-  const ops::Int8Matrix w = ops::quantize_matrix(wf);
+  const ops::Int8Matrix w = packed(wf);
   const Quantized xq = quantize(x);
   Tensor y8 = Tensor::empty({rows, n}), y32 = Tensor::zeros({rows, n});
   ops::gemm_int8(x, w, Tensor(), y8);
@@ -176,7 +187,7 @@ TEST(OpsGemmInt8, AgreesWithTheFp32GemmWithinTheScalesBound) {
 
 TEST(OpsGemmInt8, MismatchedOrUnpackedOperandsAreRefused) {
   SplitMix64 rng(19);
-  const ops::Int8Matrix w = ops::quantize_matrix(random_tensor({8, 6}, rng));
+  const ops::Int8Matrix w = packed(random_tensor({8, 6}, rng));
   const Tensor x = Tensor::zeros({4, 6});
   EXPECT_THROW(ops::gemm_int8(Tensor::zeros({4, 5}), w, Tensor(), Tensor::empty({4, 8})), Error);
   EXPECT_THROW(ops::gemm_int8(x, w, Tensor(), Tensor::empty({4, 7})), Error);

@@ -798,50 +798,6 @@ TEST(ThreadedEmbedding, PositionsAndTheirGradient) {
   }
 }
 
-// Rows split between threads; each row copied whole (or its prefix) with memcpy.
-TEST(ThreadedRows, GatherRows) {
-  SplitMix64 rng(112);
-  {
-    SCOPED_TRACE("F32 key cache [37 beams, 50 positions, 512], 29 positions filled");
-    const int64_t n = 37, cap = 50, w = 512, prefix = 29 * w;
-    ASSERT_TRUE(ops::parallel_worth_it(n * prefix));
-    const Tensor src = random_tensor({n, cap, w}, rng);
-    Tensor rows = Tensor::empty({n}, DType::I32);
-    for (int64_t i = 0; i < n; ++i) rows.i32()[i] = static_cast<int32_t>(rng.randint(0, n - 1));
-    rows.i32()[n - 1] = rows.i32()[n - 2];  // a beam that took two places
-    Tensor want = Tensor::empty({n, cap, w});
-    std::fill(want.f32(), want.f32() + want.numel(), -7.0f);  // past the prefix: left alone
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t e = 0; e < prefix; ++e)
-        want.f32()[i * cap * w + e] = src.f32()[rows.i32()[i] * cap * w + e];
-    const Runs runs = at_each_thread_count([&] {
-      Tensor dst = Tensor::empty({n, cap, w});
-      std::fill(dst.f32(), dst.f32() + dst.numel(), -7.0f);
-      ops::gather_rows(src, rows, dst, prefix);
-      return std::vector<Tensor>{dst};
-    });
-    for (size_t k = 0; k < runs.size(); ++k) expect_bitwise(threads_of(k), runs[k][0], want);
-  }
-  {
-    SCOPED_TRACE("U8 [41, 997] into 53 rows, whole rows");
-    const int64_t n = 41, w = 997, m = 53;
-    ASSERT_TRUE(ops::parallel_worth_it(m * w));
-    Tensor src = Tensor::empty({n, w}, DType::U8);
-    for (int64_t i = 0; i < src.numel(); ++i) src.u8()[i] = static_cast<uint8_t>(rng.next());
-    Tensor rows = Tensor::empty({m}, DType::I32);
-    for (int64_t i = 0; i < m; ++i) rows.i32()[i] = static_cast<int32_t>(rng.randint(0, n - 1));
-    Tensor want = Tensor::empty({m, w}, DType::U8);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t e = 0; e < w; ++e) want.u8()[i * w + e] = src.u8()[rows.i32()[i] * w + e];
-    const Runs runs = at_each_thread_count([&] {
-      Tensor dst = Tensor::zeros({m, w}, DType::U8);
-      ops::gather_rows(src, rows, dst);
-      return std::vector<Tensor>{dst};
-    });
-    for (size_t k = 0; k < runs.size(); ++k) expect_bitwise(threads_of(k), runs[k][0], want);
-  }
-}
-
 // Rows split between threads.
 TEST(ThreadedRows, LogSoftmax) {
   struct Case {

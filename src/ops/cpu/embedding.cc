@@ -6,17 +6,38 @@
 
 namespace transduce::ops {
 
-void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const Tensor& out) {
+void embedding_gather(const Tensor& table, const Tensor& ids, float scale, const Tensor& out,
+                      const Tensor& row_scales) {
   require_cpu({&table, &ids, &out});
   const int64_t d = table.cols(), vocab = table.rows(), n = ids.numel();
+  const bool int8 = table.dtype() == DType::I8;
   TD_CHECK(out.rows() == n && out.cols() == d, "embedding_gather out {} for {} ids, d {}",
            out.shape().str(), n, d);
+  TD_CHECK(
+      int8 ? row_scales.defined() && row_scales.dtype() == DType::F32 && row_scales.numel() == vocab
+           : table.dtype() == DType::F32 && !row_scales.defined(),
+      "embedding_gather from a {} table {} with scales {}", dtype_name(table.dtype()),
+      table.shape().str(), row_scales.defined() ? row_scales.shape().str() : "none");
   const int32_t* pid = ids.i32();
   for (int64_t r = 0; r < n; ++r)
     if (pid[r] < 0 || pid[r] >= vocab)
       fail("token id {} at position {} is outside the vocabulary of {}", pid[r], r, vocab);
-  const float* pt = table.f32();
   float* po = out.f32();
+  if (int8) {
+    require_cpu({&row_scales});
+    const int8_t* pt = table.i8();
+    const float* ps = row_scales.f32();
+#pragma omp parallel for schedule(static) if (parallel_worth_it(n * d))
+    for (int64_t r = 0; r < n; ++r) {
+      const int8_t* src = pt + static_cast<int64_t>(pid[r]) * d;
+      const float s = ps[pid[r]] * scale;
+      float* dst = po + r * d;
+#pragma omp simd
+      for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<float>(src[j]) * s;
+    }
+    return;
+  }
+  const float* pt = table.f32();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n * d))
   for (int64_t r = 0; r < n; ++r) {
     const float* src = pt + static_cast<int64_t>(pid[r]) * d;

@@ -3,10 +3,9 @@
 // kernels (brgemm on AMX or AVX512-VNNI) only for a fixed number of rows and without a per-row
 // scale in its epilogue (measured: a run-time row count or run-time scales fall back to gemm:jit,
 // 3-7 times slower; a row scale as a binary post-op to the reference kernel, thousands of times
-// slower), so products are made per row count, rounded up to a few buckets, and the row scales
-// are applied here.
-#include <omp.h>
-
+// slower), so products are made per row count, rounded up to 16, for at most 256 rows at a time,
+// and the row scales are applied here.
+#include <algorithm>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
@@ -33,11 +32,15 @@ struct Product {
   std::string kernel;
 };
 
-// Rows rounded up so that a decoder whose batch shrinks step by step reuses a few products: to 16
-// (AMX's tile height) up to 256, to 64 up to 1024, then to 256 (at most 1/4 wasted).
+// A product covers at most this many rows: longer inputs are multiplied a block of rows at a time,
+// so that the quantized rows and their s32 sums (the thread's buffers below) stay a few MB, not the
+// size of an encoder batch's activations.
+constexpr int64_t kBlockRows = 256;
+
+// Rows rounded up to 16 (AMX's tile height), so that a decoder whose batch shrinks step by step
+// reuses a few products.
 int64_t row_bucket(int64_t rows) {
-  const int64_t step = rows <= 256 ? 16 : rows <= 1024 ? 64 : 256;
-  return (rows + step - 1) / step * step;
+  return (rows + 15) / 16 * 16;
 }
 
 Product make_product(const Key& key) {
@@ -60,23 +63,6 @@ int product_threads(int64_t rows, int64_t n, int64_t k) {
   return rows * n * k < kParallelProduct ? 1 : num_threads();
 }
 
-// oneDNN's OpenMP build splits a product among omp_get_max_threads() threads: this sets the
-// calling thread's count for the product's lifetime and puts it back however the product ends.
-class ProductThreads {
- public:
-  explicit ProductThreads(int threads) : team_(omp_get_max_threads()) {
-    if (threads != team_) omp_set_num_threads(threads);
-  }
-  ~ProductThreads() {
-    if (omp_get_max_threads() != team_) omp_set_num_threads(team_);
-  }
-  ProductThreads(const ProductThreads&) = delete;
-  ProductThreads& operator=(const ProductThreads&) = delete;
-
- private:
-  int team_;
-};
-
 const Product& product_for(int64_t rows, int64_t n, int64_t k) {
   static OnceCache<Key, Product> products;
   const Key key{rows, n, k, product_threads(rows, n, k)};
@@ -94,13 +80,14 @@ memory::desc plain_weights(int64_t n, int64_t k) {
   return memory::desc({k, n}, memory::data_type::s8, memory::dims{1, k});
 }
 
-// Reorders q into `layout`.
+// m's weights in `layout`: reordered from q, or from the packed copy once q is released.
 std::shared_ptr<dnnl::memory> reorder_weights(const Int8Matrix& m, const memory::desc& layout) {
   dnnl::engine& engine = onednn_engine();
-  memory plain(plain_weights(m.rows(), m.cols()), engine, m.q.raw());
+  memory source = m.q.defined() ? memory(plain_weights(m.rows(), m.cols()), engine, m.q.raw())
+                                : *static_cast<const memory*>(m.packed.get());
   auto packed = std::make_shared<memory>(layout, engine);
   dnnl::stream& stream = onednn_stream();
-  dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
+  dnnl::reorder(source, *packed).execute(stream, source, *packed);
   stream.wait();
   return packed;
 }
@@ -129,18 +116,15 @@ void pack_int8(Int8Matrix& m) {
   // oneDNN's blocked layout for B depends on n, k and the instruction set, not on the rows
   // (checked at each product, which reorders again if it ever differs).
   m.packed = reorder_weights(m, product_for(16, m.rows(), m.cols()).weights);
+  m.packed_cols = m.cols();
 }
 
-void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const Tensor& y) {
-  require_cpu({&x, &y, &w.q, &w.scales});
-  const int64_t rows = x.rows(), k = x.cols(), n = w.rows();
-  TD_CHECK(w.packed != nullptr, "gemm_int8 with an unpacked matrix (call pack_int8)");
-  TD_CHECK(w.cols() == k && y.rows() == rows && y.cols() == n && y.dtype() == DType::F32 &&
-               (!bias.defined() || bias.numel() == n),
-           "gemm_int8: x {} times W^T {} into {} (bias {})", x.shape().str(), w.q.shape().str(),
-           y.shape().str(), bias.defined() ? bias.shape().str() : "none");
-  if (rows == 0) return;
-  const int64_t padded = row_bucket(rows);
+namespace {
+
+// gemm_int8 on `rows` (<= kBlockRows) rows of x [rows, k] into y [rows, n].
+void gemm_int8_block(const float* x, int64_t rows, int64_t k, const Int8Matrix& w,
+                     const float* bias, float* y) {
+  const int64_t n = w.rows(), padded = row_bucket(rows);
   const Product& p = product_for(padded, n, k);
 
   // Quantized rows and their s32 sums live in the calling thread's buffers; the padding rows are
@@ -151,7 +135,8 @@ void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const T
   if (xq.size() < static_cast<size_t>(padded * k)) xq.resize(padded * k);
   if (x_scales.size() < static_cast<size_t>(padded)) x_scales.resize(padded);
   if (sums.size() < static_cast<size_t>(padded * n)) sums.resize(padded * n);
-  quantize_rows(x, Tensor::borrow(xq.data(), {rows, k}, DType::I8),
+  quantize_rows(Tensor::borrow(const_cast<float*>(x), {rows, k}),
+                Tensor::borrow(xq.data(), {rows, k}, DType::I8),
                 Tensor::borrow(x_scales.data(), {rows}));
   std::memset(xq.data() + rows * k, 0, (padded - rows) * k);
 
@@ -165,7 +150,8 @@ void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const T
   dnnl::stream& stream = onednn_stream();
   const int threads = product_threads(padded, n, k);
   {
-    const ProductThreads team(threads);
+    // oneDNN's OpenMP build splits a product among omp_get_max_threads() threads.
+    const ScopedOmpThreads team(threads);
     p.primitive.execute(
         stream, {{DNNL_ARG_SRC, memory(p.src, engine, xq.data())},
                  {DNNL_ARG_WEIGHTS, *packed},
@@ -177,24 +163,38 @@ void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const T
 
   // y = x_scale[i] * w_scale[j] * sum + bias[j].
   const float* ws = w.scales.f32();
-  const float* b = bias.defined() ? bias.f32() : nullptr;
   const int32_t* s = sums.data();
   const float* xs = x_scales.data();
-  float* out = y.f32();
 #pragma omp parallel for schedule(static) if (threads > 1 && parallel_worth_it(rows * n))
   for (int64_t i = 0; i < rows; ++i) {
     const int32_t* si = s + i * n;
-    float* yi = out + i * n;
+    float* yi = y + i * n;
     const float row_scale = xs[i];
-    if (b) {
+    if (bias) {
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j)
-        yi[j] = static_cast<float>(si[j]) * (row_scale * ws[j]) + b[j];
+        yi[j] = static_cast<float>(si[j]) * (row_scale * ws[j]) + bias[j];
     } else {
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j) yi[j] = static_cast<float>(si[j]) * (row_scale * ws[j]);
     }
   }
+}
+
+}  // namespace
+
+void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const Tensor& y) {
+  require_cpu({&x, &y, &w.scales});
+  const int64_t rows = x.rows(), k = x.cols(), n = w.rows();
+  TD_CHECK(w.packed != nullptr, "gemm_int8 with an unpacked matrix (call pack_int8)");
+  TD_CHECK(w.cols() == k && y.rows() == rows && y.cols() == n && y.dtype() == DType::F32 &&
+               x.dtype() == DType::F32 && (!bias.defined() || bias.numel() == n),
+           "gemm_int8: x {} times W^T [{}, {}] into {} (bias {})", x.shape().str(), w.rows(),
+           w.cols(), y.shape().str(), bias.defined() ? bias.shape().str() : "none");
+  if (bias.defined()) require_cpu({&bias});
+  for (int64_t r = 0; r < rows; r += kBlockRows)
+    gemm_int8_block(x.f32() + r * k, std::min(kBlockRows, rows - r), k, w,
+                    bias.defined() ? bias.f32() : nullptr, y.f32() + r * n);
 }
 
 Int8Support int8_support() {
@@ -204,7 +204,7 @@ Int8Support int8_support() {
 }
 
 std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k) {
-  return product_for(row_bucket(m), n, k).kernel;
+  return product_for(row_bucket(std::min(m, kBlockRows)), n, k).kernel;
 }
 
 }  // namespace transduce::ops

@@ -1,7 +1,9 @@
 // Symmetric int8 quantization of rows, for the int8 products (gemm_int8.cc).
 #include <cmath>
+#include <cstring>
 
 #include "ops/cpu/check.h"
+#include "ops/cpu/quantize_vector.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -16,27 +18,7 @@ void quantize_rows(const Tensor& x, const Tensor& q, const Tensor& scales) {
   int8_t* pq = q.i8();
   float* ps = scales.f32();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(rows * cols))
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = px + r * cols;
-    int8_t* out = pq + r * cols;
-    float largest = 0.0f;
-#pragma omp simd reduction(max : largest)
-    for (int64_t j = 0; j < cols; ++j) largest = std::max(largest, std::fabs(row[j]));
-    ps[r] = largest / 127.0f;
-    const float inverse = largest > 0.0f ? 127.0f / largest : 0.0f;
-    // Round half away from zero by truncating |v| + 0.5: |v| <= 127 fits int8, and the
-    // truncating conversion vectorises where a call to nearbyint does not. The clamps (selects,
-    // not fmin/fmax calls, so that the loop stays vectorised) keep a NaN or infinite input (a
-    // broken model) from an undefined conversion.
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) {
-      float v = row[j] * inverse;
-      v = v > 127.0f ? 127.0f : v;
-      v = v < -127.0f ? -127.0f : v;
-      v = v == v ? v : 0.0f;
-      out[j] = static_cast<int8_t>(static_cast<int32_t>(v + std::copysign(0.5f, v)));
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r) ps[r] = quantize_vector(px + r * cols, cols, pq + r * cols);
 }
 
 Int8Matrix quantize_matrix(const Tensor& w) {
@@ -46,8 +28,28 @@ Int8Matrix quantize_matrix(const Tensor& w) {
   m.q = Tensor::empty(w.shape(), DType::I8);
   m.scales = Tensor::empty({w.dim(0)});
   quantize_rows(w, m.q, m.scales);
-  pack_int8(m);
   return m;
+}
+
+void store_heads(const Tensor& src, int64_t heads, const HeadVectors& dst) {
+  const Tensor& d = dst.data;
+  require_cpu({&src, &d});
+  const int64_t n = src.rows(), width = src.cols();
+  TD_CHECK(src.dtype() == DType::F32 && heads > 0 && width % heads == 0 && d.cols() == width &&
+               d.rows() >= n && (d.dtype() == DType::F32 || d.dtype() == DType::I8),
+           "store_heads of {} ({} heads) into {} {}", src.shape().str(), heads,
+           dtype_name(d.dtype()), d.shape().str());
+  if (d.dtype() == DType::F32) {
+    std::memcpy(d.raw(), src.raw(), static_cast<size_t>(src.nbytes()));
+    return;
+  }
+  require_cpu({&dst.scales});
+  TD_CHECK(dst.scales.dtype() == DType::F32 && dst.scales.numel() * width == d.numel() * heads,
+           "store_heads into {} with scales {}", d.shape().str(), dst.scales.shape().str());
+  // Each head's vector is a row of its own.
+  const int64_t vectors = n * heads, dh = width / heads;
+  quantize_rows(src.reshape({vectors, dh}), Tensor::borrow(d.i8(), {vectors, dh}, DType::I8),
+                Tensor::borrow(dst.scales.f32(), {vectors}));
 }
 
 }  // namespace transduce::ops

@@ -1,4 +1,5 @@
-// Whole-row operations: gathering rows (beam reordering) and log-softmax over rows.
+// Whole-row operations: compacting rows (sentences leaving a decoding batch) and log-softmax over
+// rows.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,30 +9,6 @@
 #include "ops/ops.h"
 
 namespace transduce::ops {
-
-void gather_rows(const Tensor& src, const Tensor& rows, const Tensor& dst, int64_t prefix) {
-  require_cpu({&src, &rows, &dst});
-  auto row_size = [](const Tensor& t) {
-    int64_t n = 1;
-    for (int i = 1; i < t.ndim(); ++i) n *= t.dim(i);
-    return n;
-  };
-  TD_CHECK(src.ndim() >= 1 && dst.ndim() == src.ndim() && dst.dim(0) == rows.numel() &&
-               row_size(src) == row_size(dst) && src.dtype() == dst.dtype(),
-           "gather_rows {} by {} into {}", src.shape().str(), rows.shape().str(),
-           dst.shape().str());
-  const int64_t n = src.dim(0), m = rows.numel();
-  const int64_t row_elems = row_size(src);
-  const int64_t copy = prefix < 0 ? row_elems : std::min(prefix, row_elems);
-  const size_t elem = dtype_size(src.dtype());
-  const int32_t* idx = rows.i32();
-  for (int64_t i = 0; i < m; ++i) TD_CHECK(idx[i] >= 0 && idx[i] < n, "row {} of {}", idx[i], n);
-  const char* ps = static_cast<const char*>(src.raw());
-  char* pd = static_cast<char*>(dst.raw());
-#pragma omp parallel for schedule(static) if (parallel_worth_it(m * copy))
-  for (int64_t i = 0; i < m; ++i)
-    std::memcpy(pd + i * row_elems * elem, ps + idx[i] * row_elems * elem, copy * elem);
-}
 
 Tensor compact_rows(const Tensor& t, const Tensor& rows) {
   require_cpu({&t, &rows});
@@ -46,19 +23,6 @@ Tensor compact_rows(const Tensor& t, const Tensor& rows) {
     if (idx[i] != i) std::memcpy(p + i * row_bytes, p + idx[i] * row_bytes, row_bytes);
   }
   return t.slice_rows(0, m);
-}
-
-void write_position(const Tensor& src, const Tensor& cache, int64_t position) {
-  require_cpu({&src, &cache});
-  TD_CHECK(cache.ndim() == 3 && src.dim(0) == cache.dim(0) &&
-               src.numel() == cache.dim(0) * cache.dim(2) && 0 <= position &&
-               position < cache.dim(1),
-           "write_position {} into {} at {}", src.shape().str(), cache.shape().str(), position);
-  const int64_t n = cache.dim(0), c = cache.dim(1), w = cache.dim(2);
-  const float* ps = src.f32();
-  float* pc = cache.f32();
-  for (int64_t r = 0; r < n; ++r)
-    std::memcpy(pc + (r * c + position) * w, ps + r * w, static_cast<size_t>(w) * sizeof(float));
 }
 
 void log_softmax(const Tensor& x, const Tensor& out) {
