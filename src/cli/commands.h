@@ -13,6 +13,7 @@ void register_vocab(CLI::App& app);
 void register_train(CLI::App& app);
 void register_translate(CLI::App& app);
 void register_score(CLI::App& app);
+void register_score_pairs(CLI::App& app);
 void register_serve(CLI::App& app);
 void register_attention(CLI::App& app);
 void register_parse(CLI::App& app);

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   transduce::cli::register_train(app);
   transduce::cli::register_translate(app);
   transduce::cli::register_score(app);
+  transduce::cli::register_score_pairs(app);
   transduce::cli::register_serve(app);
   transduce::cli::register_attention(app);
   transduce::cli::register_parse(app);

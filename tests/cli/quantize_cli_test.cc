@@ -19,6 +19,7 @@ namespace transduce {
 namespace {
 
 using testing::CommandResult;
+using testing::expect_one_line_error;
 using testing::run_transduce;
 
 class QuantizeCommand : public ::testing::Test {
@@ -47,13 +48,6 @@ class QuantizeCommand : public ::testing::Test {
 };
 
 testing::RandomModelDir* QuantizeCommand::dir_ = nullptr;
-
-void expect_one_line_error(const CommandResult& r, const std::string& says) {
-  EXPECT_NE(r.status, 0) << r.out;
-  EXPECT_EQ(r.out.rfind("transduce: error: ", 0), 0u) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
-}
 
 TEST_F(QuantizeCommand, Int8RoundTripsTheQuantizedIntegersAndTranslatesAsAtLoad) {
   SetUpSources();

@@ -201,12 +201,7 @@ TEST_F(ServeCommand, TwoInt8WorkersAnswerAsOneInt8WorkerDoes) {
 }
 
 TEST_F(ServeCommand, BadSettingsAreOneLineAndANonZeroExit) {
-  auto one_line_error = [](const testing::CommandResult& r, const std::string& says) {
-    EXPECT_NE(r.status, 0) << r.out;
-    EXPECT_EQ(r.out.rfind("transduce: error: ", 0), 0u) << r.out;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
-  };
+  const auto one_line_error = testing::expect_one_line_error;
   one_line_error(testing::run_transduce("serve -m " + dir_->path() + "/nowhere --port 0"),
                  "nowhere");
   one_line_error(

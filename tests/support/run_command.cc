@@ -1,8 +1,10 @@
 #include "support/run_command.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,13 @@
 #include <iterator>
 
 namespace transduce::testing {
+
+void expect_one_line_error(const CommandResult& r, const std::string& says) {
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("transduce: error: ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+}
 
 CommandResult run_transduce(const std::string& args, bool merge_stderr) {
   return run_shell(std::string(TRANSDUCE_BINARY) + " " + args, merge_stderr);

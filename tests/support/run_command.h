@@ -19,4 +19,8 @@ CommandResult run_transduce(const std::string& args, bool merge_stderr = true);
 // The same with stdout in .out and stderr in .err, kept apart.
 CommandResult run_transduce_apart(const std::string& args);
 
+// A gtest failure unless `r` is how transduce refuses bad input: a non-zero exit and one line,
+// "transduce: error: ...", that contains `says`.
+void expect_one_line_error(const CommandResult& r, const std::string& says);
+
 }  // namespace transduce::testing

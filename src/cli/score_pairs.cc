@@ -1,0 +1,107 @@
+// `transduce score-pairs`: the model's log-probability of given translations (force decoding),
+// one line per sentence pair.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/model_flags.h"
+#include "core/error.h"
+#include "decode/forced_score.h"
+#include "decode/loaded_model.h"
+#include "io/atomic_file.h"
+#include "text/corpus.h"
+#include "train/example.h"
+
+namespace transduce::cli {
+
+namespace {
+
+struct ScorePairsFlags {
+  std::string model_dir, src, tgt, output, compute_type;
+  float alpha = 0.6f;
+  int64_t batch_tokens = 2000;
+  bool tokens = false, json = false;
+};
+
+void run_score_pairs(const ScorePairsFlags& f) {
+  LoadedModel loaded(f.model_dir, compute_type_choice(f.compute_type));
+  const ParallelText text = read_parallel(f.src, f.tgt);
+  const Tokenizer& tok = loaded.tokenizer();
+  const int64_t limit = loaded.config().max_positions - 1;
+  std::vector<std::vector<int32_t>> sources, targets;
+  for (size_t i = 0; i < text.src.size(); ++i) {
+    sources.push_back(tok.encode(text.src[i]));
+    targets.push_back(tok.encode(text.tgt[i]));
+    // Scores of a cut sentence would be of another sentence: refused, not cut.
+    for (const auto& [pieces, path] :
+         {std::pair{&sources.back(), &f.src}, {&targets.back(), &f.tgt}})
+      if (static_cast<int64_t>(pieces->size()) > limit)
+        fail("{}:{}: {} pieces, more than the model's {}", *path, i + 1, pieces->size(), limit);
+  }
+  const std::vector<PairScore> scores =
+      score_pairs(loaded.model(), sources, targets, f.alpha, f.batch_tokens);
+
+  auto write = [&](std::FILE* out) {
+    for (size_t i = 0; i < scores.size(); ++i) {
+      const PairScore& s = scores[i];
+      if (f.json) {
+        std::vector<std::string> pieces;
+        for (int32_t id : targets[i]) pieces.push_back(tok.piece(id));
+        pieces.push_back(tok.piece(kEosId));
+        const nlohmann::json j = {{"log_prob", s.log_prob},
+                                  {"score", s.score},
+                                  {"pieces", pieces},
+                                  {"token_log_probs", s.token_log_probs}};
+        fmt::print(out, "{}\n", j.dump());
+        continue;
+      }
+      fmt::print(out, "{:.4f}\t{:.4f}", s.log_prob, s.score);
+      if (f.tokens) {
+        std::string each;
+        for (float lp : s.token_log_probs)
+          each += fmt::format("{}{:.4f}", each.empty() ? "" : " ", lp);
+        fmt::print(out, "\t{}", each);
+      }
+      fmt::print(out, "\n");
+    }
+  };
+  if (f.output.empty()) {
+    write(stdout);
+    if (std::fflush(stdout) != 0) fail("cannot write the scores to standard output");
+  } else {
+    io::write_file_atomically(f.output, write);
+  }
+}
+
+}  // namespace
+
+void register_score_pairs(CLI::App& app) {
+  auto f = std::make_shared<ScorePairsFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "score-pairs",
+      "the model's log-probability of given translations (force decoding), a line per pair: "
+      "log-probability, length-normalised score");
+  cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
+  cmd->add_option("--src", f->src, "source sentences, one a line")->required();
+  cmd->add_option("--tgt", f->tgt, "their translations, one a line")->required();
+  cmd->add_option("--output", f->output, "write this file instead of stdout");
+  add_compute_type(*cmd, f->compute_type);
+  cmd->add_option("--alpha", f->alpha,
+                  "length penalty exponent of the score, as translate's: log-probability / "
+                  "((5 + tokens + 1) / 6)^alpha")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--batch-tokens", f->batch_tokens, "tokens per batch")->capture_default_str();
+  cmd->add_flag("--tokens", f->tokens,
+                "add a third field: each target token's log-probability, then EOS's");
+  cmd->add_flag("--json", f->json,
+                "a JSON object per pair: log_prob, score, pieces (EOS last), token_log_probs");
+  cmd->callback([f] { run_score_pairs(*f); });
+}
+
+}  // namespace transduce::cli
