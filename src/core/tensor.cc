@@ -18,11 +18,16 @@ Shape contiguous_strides(const Shape& shape) {
   return s;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
+Tensor Tensor::unallocated(const Shape& shape, DType dtype) {
   Tensor t;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  Tensor t = unallocated(shape, dtype);
   size_t bytes = (t.nbytes() + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
   if (!p) fail("out of memory allocating a tensor of shape {}", shape.str());
@@ -32,10 +37,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {
-  Tensor t;
-  t.shape_ = shape;
-  t.strides_ = contiguous_strides(shape);
-  t.dtype_ = dtype;
+  Tensor t = unallocated(shape, dtype);
   // calloc, not memset: a large block comes as fresh zero pages that take no memory until they
   // are written (a translating model never writes the gradients it is made with).
   const size_t bytes = (t.nbytes() + 63) / 64 * 64;
@@ -47,11 +49,8 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype) {
 }
 
 Tensor Tensor::borrow(void* data, const Shape& shape, DType dtype, Device device) {
-  Tensor t;
+  Tensor t = unallocated(shape, dtype);
   t.data_ = data;
-  t.shape_ = shape;
-  t.strides_ = contiguous_strides(shape);
-  t.dtype_ = dtype;
   t.device_ = device;
   return t;
 }

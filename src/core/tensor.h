@@ -51,6 +51,9 @@ class Tensor {
   void copy_from(const Tensor& src) const;
 
  private:
+  // Shape, strides and type, no memory yet.
+  static Tensor unallocated(const Shape& shape, DType dtype);
+
   std::shared_ptr<void> owner_;
   void* data_ = nullptr;
   Shape shape_;

@@ -12,11 +12,9 @@ namespace transduce::io {
 
 namespace {
 
-// Gives `p` the int8 matrix `q` with its "<name>_scale" tensor from `file` (marked used). The
-// embedding's lookups read fp32 rows: an int8 embedding gives them its dequantized rows
-// (transduce quantize itself keeps the embedding fp32).
-void load_int8(const Transformer& model, Param* p, const Tensor& q, const SafetensorsFile& file,
-               const std::string& path, std::set<std::string>& used) {
+// Gives `p` the int8 matrix `q` with its "<name>_scale" tensor from `file` (marked used).
+void load_int8(Param* p, const Tensor& q, const SafetensorsFile& file, const std::string& path,
+               std::set<std::string>& used) {
   const std::string scale_name = p->name + "_scale";
   auto s = file.tensors.find(scale_name);
   if (s == file.tensors.end())
@@ -28,12 +26,6 @@ void load_int8(const Transformer& model, Param* p, const Tensor& q, const Safete
          scale_name, q.dim(0), p->name, dtype_name(scales.dtype()), scales.shape().str());
   p->int8 = {q.clone(), scales.clone(), nullptr};
   used.insert(scale_name);
-  if (p != &model.embedding.weight) return;
-  const int8_t* pq = q.i8();
-  const float* ps = scales.f32();
-  float* v = p->value.f32();
-  const int64_t cols = q.dim(1);
-  for (int64_t i = 0; i < q.numel(); ++i) v[i] = ps[i / cols] * static_cast<float>(pq[i]);
 }
 
 }  // namespace
@@ -53,7 +45,7 @@ void load_weights(Transformer& model, const SafetensorsFile& file, const std::st
     if (t.dtype() == DType::F32) {
       p->value.copy_from(t);
     } else if (t.dtype() == DType::I8 && p->gemm_weight) {
-      load_int8(model, p, t, file, path, used);
+      load_int8(p, t, file, path, used);
     } else if (t.dtype() == DType::BF16 && p->gemm_weight) {
       const uint16_t* from = t.bf16();
       float* to = p->value.f32();
