@@ -40,6 +40,7 @@ struct TrainFlags {
   std::string tree_scheme = "xx";
   std::string lr_schedule = "inverse-sqrt";
   std::string precision = "fp32";
+  std::vector<std::string> valid_metrics{"ppl"};
   bool subtrees = false;
   int word_swaps = 0;  // a parser's word-swapped copies of the training trees
   double word_swap_rate = 0.2;
@@ -54,16 +55,39 @@ void request_stop(int) {
   if (g_running) g_running->stop();
 }
 
+// "new best ppl" or "best BLEU 35.12 at step 4000, 2 without improvement".
+std::string best_string(const TrainLog& l) {
+  const BestValidation& b = l.best_so_far;
+  const std::string name = b.metric == ValidMetric::kBleu   ? "BLEU"
+                           : b.metric == ValidMetric::kChrf ? "chrF"
+                                                            : "ppl";
+  if (l.best) return fmt::format("new best {}", name);
+  return fmt::format("best {} {:.2f} at step {}, {} without improvement", name, b.score.value_or(0),
+                     b.step, b.stale);
+}
+
 std::string clock_string(double seconds) {
   const int64_t s = static_cast<int64_t>(seconds);
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
+// `valid_text`, when given, receives what validation by translation scores against.
 std::vector<Example> load_examples(const std::string& src, const std::string& tgt,
-                                   const Tokenizer& tokenizer, int max_len, const char* what) {
+                                   const Tokenizer& tokenizer, int max_len, const char* what,
+                                   ValidText* valid_text = nullptr) {
   ParallelText text = read_parallel(src, tgt);
   EncodeStats stats;
-  std::vector<Example> examples = encode_parallel(text, tokenizer, max_len, &stats);
+  std::vector<int64_t> kept;
+  std::vector<Example> examples = encode_parallel(text, tokenizer, max_len, &stats, &kept);
+  if (valid_text) {
+    valid_text->file_lines = static_cast<int64_t>(text.tgt.size());
+    for (int64_t line : kept)
+      valid_text->references.push_back(std::move(text.tgt[static_cast<size_t>(line)]));
+    valid_text->lines = std::move(kept);
+    valid_text->detokenize = [&tokenizer](const std::vector<int32_t>& ids) {
+      return tokenizer.decode(ids);
+    };
+  }
   spdlog::info(
       "{} data: {} pairs, {} kept, {} skipped as empty, {} skipped as longer than {} tokens", what,
       stats.pairs, stats.kept, stats.skipped_empty, stats.skipped_long, max_len);
@@ -145,6 +169,12 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--save-every-minutes", g.save_every_minutes, o.save_every_minutes);
   set("--keep", g.keep, o.keep);
   set("--precision", g.precision, o.precision);
+  set("--valid-metric", g.valid_metrics, o.valid_metrics);
+  set("--valid-beam", g.valid_beam, o.valid_beam);
+  set("--valid-alpha", g.valid_alpha, o.valid_alpha);
+  set("--patience", g.patience, o.patience);
+  set("--valid-output", g.valid_output, o.valid_output);
+  set("--ema-decay", g.ema_decay, o.ema_decay);
 }
 
 // Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
@@ -158,6 +188,8 @@ std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::str
   if (!list_checkpoints(model_dir).empty())
     fail("{} already holds a trained model: use --resume {} or another --out", model_dir,
          model_dir);
+  if (!fs::is_regular_file(fs::path(f.vocab_dir) / "spm.model"))
+    fail("{}: no spm.model: --vocab takes a directory made by `transduce vocab`", f.vocab_dir);
   fs::create_directories(model_dir);
   fs::copy_file(fs::path(f.vocab_dir) / "spm.model", fs::path(model_dir) / "spm.model",
                 fs::copy_options::overwrite_existing);
@@ -207,6 +239,15 @@ void train(TrainFlags& f, Communicator* comm) {
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
   f.options.precision = parse_precision(f.precision);
+  f.options.valid_metrics.clear();
+  for (const std::string& m : f.valid_metrics) {
+    const std::optional<ValidMetric> metric = valid_metric_from_name(m);
+    if (!metric) fail("--valid-metric: {} is not one of ppl, bleu, chrf", m);
+    f.options.valid_metrics.push_back(*metric);
+  }
+  if (!resume) check_train_options(f.options);  // before the model directory is made
+  if (!parallel && needs_translation(f.options.valid_metrics))
+    fail("--valid-metric bleu and chrf score translations: they go with --valid-src/--valid-tgt");
   require_precision(f.options.precision);  // one line, before anything is read or made
 
   std::optional<std::string> checkpoint;
@@ -235,6 +276,7 @@ void train(TrainFlags& f, Communicator* comm) {
 
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
+  ValidText valid_text;
   if (!f.trees.empty()) {
     // The scheme the model directory was made with (a resumed parser keeps its own).
     const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
@@ -247,7 +289,8 @@ void train(TrainFlags& f, Communicator* comm) {
   } else {
     train = load_examples(f.src, f.tgt, tokenizer, max_len, "training");
     if (!f.valid_src.empty())
-      valid = load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation");
+      valid =
+          load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation", &valid_text);
   }
 
   Transformer model(config);
@@ -257,10 +300,14 @@ void train(TrainFlags& f, Communicator* comm) {
     trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
     trainer->restore(load_checkpoint(*checkpoint, model, trainer->optimizer()));
     spdlog::info("resuming {} at step {}", *checkpoint, trainer->step());
+    if (options.ema_decay > 0 && !trainer->restore_average(*checkpoint))
+      spdlog::info("{} has no moving average of the weights: it starts from the restored weights",
+                   *checkpoint);
   } else {
     model.init_parameters(options.seed);
     trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
   }
+  if (!valid.empty() && !f.valid_src.empty()) trainer->set_valid_text(std::move(valid_text));
   // Every rank starts from rank 0's weights.
   if (comm) broadcast_parameters(model.parameters(), *comm);
   spdlog::info(
@@ -289,7 +336,9 @@ void train(TrainFlags& f, Communicator* comm) {
         if (tty) fmt::print(stderr, "\r\033[K");
         json_log->write(l);
         if (l.validation)
-          spdlog::info("valid step {} | loss {:.4f} | ppl {:.2f}", l.step, l.loss, l.perplexity);
+          spdlog::info("valid step {} | loss {:.4f} | ppl {:.2f}{}{} | {}", l.step, l.loss,
+                       l.perplexity, l.bleu ? fmt::format(" | BLEU {:.2f}", *l.bleu) : "",
+                       l.chrf ? fmt::format(" | chrF {:.2f}", *l.chrf) : "", best_string(l));
         else
           spdlog::info(
               "step {} | epoch {} | loss {:.4f} | ppl {:.2f} | lr {:.3e} | {:.0f} tok/s | {}{}",
@@ -397,6 +446,23 @@ void register_train(CLI::App& app) {
   cmd->add_option("--max-minutes", o.max_minutes, "stop after this much training time (in all)");
   cmd->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
   cmd->add_option("--valid-every", o.valid_every, "updates between validations")
+      ->capture_default_str();
+  cmd->add_option("--valid-metric", f->valid_metrics,
+                  "what validation measures: ppl, bleu, chrf (several allowed; the first decides "
+                  "which weights MODEL_DIR/best/ keeps and what --patience counts)")
+      ->capture_default_str();
+  cmd->add_option("--valid-beam", o.valid_beam, "beam size for validation translations (1: greedy)")
+      ->capture_default_str();
+  cmd->add_option("--valid-alpha", o.valid_alpha, "length penalty for validation translations")
+      ->capture_default_str();
+  cmd->add_option("--patience", o.patience,
+                  "stop after this many validations without improvement (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--valid-output", o.valid_output,
+                  "write each validation's translations here ({step} becomes the update)");
+  cmd->add_option("--ema-decay", o.ema_decay,
+                  "keep an exponential moving average of the weights with this decay (e.g. "
+                  "0.9999; 0: none): validated, kept as best, written to MODEL_DIR/ema/")
       ->capture_default_str();
   cmd->add_option("--save-every", o.save_every, "updates between checkpoints (0: by time)");
   cmd->add_option("--save-every-minutes", o.save_every_minutes, "minutes between checkpoints")

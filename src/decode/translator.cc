@@ -48,21 +48,24 @@ std::vector<std::vector<Translation>> Translator::translate(
   return translate_pieces(sources, options_);
 }
 
-std::vector<std::vector<Translation>> Translator::translate_pieces(
-    const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options) {
-  check_options(options);
+std::vector<std::vector<Hypothesis>> search_sources(Transformer& model,
+                                                    const std::vector<std::vector<int32_t>>& pieces,
+                                                    const SearchOptions& options,
+                                                    int64_t batch_tokens, SearchArenas* arenas) {
+  if (batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", batch_tokens);
   const int64_t n = static_cast<int64_t>(pieces.size());
-  std::vector<std::vector<Translation>> out(n);
+  const int64_t limit = model.config().max_positions - 1;
+  std::vector<std::vector<Hypothesis>> out(n);
   // Sources as the model saw them in training: subword tokens and EOS.
   std::vector<std::vector<int32_t>> sources(n);
   std::vector<int64_t> order;
   for (int64_t i = 0; i < n; ++i) {
     if (pieces[i].empty()) {
-      out[i].push_back(Translation{});
+      out[i].push_back(Hypothesis{});
       continue;
     }
-    if (static_cast<int64_t>(pieces[i].size()) > source_limit())
-      fail("a source of {} pieces: the model takes at most {}", pieces[i].size(), source_limit());
+    if (static_cast<int64_t>(pieces[i].size()) > limit)
+      fail("a source of {} pieces: the model takes at most {}", pieces[i].size(), limit);
     sources[i] = pieces[i];
     sources[i].push_back(kEosId);
     order.push_back(i);
@@ -74,8 +77,7 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
   for (size_t begin = 0; begin < order.size();) {
     const int64_t width = static_cast<int64_t>(sources[order[begin]].size());
     size_t end = begin + 1;
-    while (end < order.size() &&
-           static_cast<int64_t>(end - begin + 1) * width <= options.batch_tokens)
+    while (end < order.size() && static_cast<int64_t>(end - begin + 1) * width <= batch_tokens)
       ++end;
     const int64_t rows = static_cast<int64_t>(end - begin);
     Tensor src = Tensor::zeros({rows, width}, DType::I32);
@@ -83,29 +85,44 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       const std::vector<int32_t>& s = sources[order[begin + r]];
       std::copy(s.begin(), s.end(), src.i32() + r * width);
     }
-    SearchOptions search = options.search;
+    SearchOptions search = options;
     if (search.constrain) {  // the search numbers sentences within the batch
       search.constrain = [&](int64_t row, std::span<const int32_t> prefix, float* logp) {
-        options.search.constrain(order[begin + static_cast<size_t>(row)], prefix, logp);
+        options.constrain(order[begin + static_cast<size_t>(row)], prefix, logp);
       };
     }
     std::vector<std::vector<Hypothesis>> found;
     if (search.beam == 1 && search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(model_, src, search, &arenas_)) found.push_back({h});
+      for (Hypothesis& h : greedy_search(model, src, search, arenas)) found.push_back({h});
     } else {
-      found = beam_search(model_, src, search, &arenas_);
+      found = beam_search(model, src, search, arenas);
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = order[begin + r];
-      std::vector<Translation>& dst = out[i];
-      for (Hypothesis& h : found[r]) {
-        Translation t{tokenizer_.decode(h.tokens), std::move(h.tokens), h.score, std::nullopt};
-        if (options.attention && dst.empty())
-          t.attention = attention_maps(model_, sources[i], t.tokens);
-        dst.push_back(std::move(t));
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r) out[order[begin + r]] = std::move(found[r]);
     begin = end;
+  }
+  return out;
+}
+
+std::vector<std::vector<Translation>> Translator::translate_pieces(
+    const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options) {
+  check_options(options);
+  std::vector<std::vector<Hypothesis>> found =
+      search_sources(model_, pieces, options.search, options.batch_tokens, &arenas_);
+  std::vector<std::vector<Translation>> out(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (pieces[i].empty()) {
+      out[i].push_back(Translation{});
+      continue;
+    }
+    for (Hypothesis& h : found[i]) {
+      Translation t{tokenizer_.decode(h.tokens), std::move(h.tokens), h.score, std::nullopt};
+      if (options.attention && out[i].empty()) {
+        std::vector<int32_t> source = pieces[i];
+        source.push_back(kEosId);
+        t.attention = attention_maps(model_, source, t.tokens);
+      }
+      out[i].push_back(std::move(t));
+    }
   }
   return out;
 }

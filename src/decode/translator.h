@@ -26,6 +26,15 @@ struct Translation {
   std::optional<AttentionMaps> attention;
 };
 
+// The search over sentences already in pieces (without EOS), in batches of similar length of at
+// most `batch_tokens` source tokens (padding counted): for each, up to search.nbest hypotheses,
+// best first, in input order. An empty source gets one empty hypothesis without touching the
+// model; each must fit the model (max_positions - 1 pieces). Beam 1 with nbest 1 runs greedy
+// search. A constraint in `search` gets the index of the sentence in `sources`.
+std::vector<std::vector<Hypothesis>> search_sources(
+    Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+    const SearchOptions& search, int64_t batch_tokens, SearchArenas* arenas);
+
 class Translator {
  public:
   Translator(Transformer& model, const Tokenizer& tokenizer, TranslateOptions options);

@@ -86,7 +86,7 @@ ParallelText read_parallel(const std::string& src_path, const std::string& tgt_p
 }
 
 std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& tok, int max_len,
-                                     EncodeStats* stats) {
+                                     EncodeStats* stats, std::vector<int64_t>* kept_lines) {
   TD_CHECK(text.src.size() == text.tgt.size(), "{} source lines but {} target lines",
            text.src.size(), text.tgt.size());
   const int64_t n = static_cast<int64_t>(text.src.size());
@@ -123,6 +123,7 @@ std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& 
   EncodeStats s;
   s.pairs = n;
   size_t out = 0;  // compact the kept pairs in place, keeping their order
+  if (kept_lines) kept_lines->clear();
   for (int64_t i = 0; i < n; ++i) {
     if (verdict[i] == kEmpty) {
       ++s.skipped_empty;
@@ -131,6 +132,7 @@ std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& 
     } else {
       if (out != static_cast<size_t>(i)) encoded[out] = std::move(encoded[i]);
       ++out;
+      if (kept_lines) kept_lines->push_back(i);
     }
   }
   encoded.resize(out);

@@ -38,7 +38,9 @@ struct EncodeStats {
 // pairs with an empty side and pairs with a side that is too long. `max_len` counts the tokens
 // the model sees for a side: its subword tokens plus one for EOS, so a side of n subword tokens
 // is kept only if n + 1 <= max_len. max_len <= 0 means no limit. Encodes in parallel (OpenMP).
+// `kept_lines`, when given, receives the 0-based line of each pair returned.
 std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& tok, int max_len,
-                                     EncodeStats* stats);
+                                     EncodeStats* stats,
+                                     std::vector<int64_t>* kept_lines = nullptr);
 
 }  // namespace transduce

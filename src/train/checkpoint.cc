@@ -32,6 +32,7 @@ constexpr const char* kWeightsFile = "model.safetensors";
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
 constexpr const char* kStateFile = "state.json";
 constexpr const char* kConfigFile = "config.json";
+constexpr const char* kEmaFile = "ema.safetensors";
 constexpr const char* kTmpMarker = ".tmp-";
 
 std::function<void(const char*)>& fault_hook() {
@@ -165,7 +166,7 @@ void install_dir(const fs::path& tmp, const fs::path& final_dir) {
   if (std::rename(tmp.c_str(), final_dir.c_str()) == 0) return;
   const int e = errno;
   if (e != ENOTEMPTY && e != EEXIST) {
-    fail("{}: cannot rename the new checkpoint {} into place: {}", final_dir.string(), tmp.string(),
+    fail("{}: cannot rename the new directory {} into place: {}", final_dir.string(), tmp.string(),
          errno_message(e));
   }
   // A checkpoint of this step exists already: swap, then the old one sits at the temporary name.
@@ -183,6 +184,26 @@ void install_dir(const fs::path& tmp, const fs::path& final_dir) {
   rename_or_fail(final_dir, old);
   rename_or_fail(tmp, final_dir);
   fs::remove_all(old, ec);
+}
+
+// The moving average under the weights' names, with the config, so that the file also loads as
+// weights.
+void save_ema(const Transformer& model, const std::vector<Tensor>& ema, const std::string& path,
+              int64_t step) {
+  const ParamList& params = model.parameters();
+  TD_CHECK(ema.size() == params.size(), "{} averaged tensors for {} parameters", ema.size(),
+           params.size());
+  std::map<std::string, Tensor> tensors;
+  for (size_t i = 0; i < params.size(); ++i) tensors.emplace(params[i]->name, ema[i]);
+  io::save_safetensors(
+      path, tensors,
+      {{"config", nlohmann::json(model.config()).dump()}, {"step", std::to_string(step)}});
+}
+
+void copy_if_present(const fs::path& from_dir, const fs::path& to_dir, const char* name) {
+  std::error_code ec;
+  if (fs::is_regular_file(from_dir / name, ec))
+    io::copy_file_atomically((from_dir / name).string(), (to_dir / name).string());
 }
 
 std::map<std::string, Tensor> optimizer_tensors(const Adam& adam) {
@@ -291,7 +312,8 @@ void set_checkpoint_fault_hook(std::function<void(const char* point)> hook) {
 }
 
 void save_checkpoint(const std::string& model_dir, const Transformer& model, const Adam& adam,
-                     int64_t step, const nlohmann::json& trainer_state, int keep) {
+                     int64_t step, const nlohmann::json& trainer_state, int keep,
+                     const std::vector<Tensor>* ema) {
   if (step < 0) fail("{}: cannot save a checkpoint of negative step {}", model_dir, step);
   if (!trainer_state.is_object() && !trainer_state.is_null())
     fail("{}: the trainer state to save must be a JSON object, not {}", model_dir,
@@ -321,6 +343,7 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
     io::save_safetensors(join(tmp, kOptimizerFile), optimizer_tensors(adam),
                          {{"steps", std::to_string(adam.steps())}});
     fault_point("after-optimizer");
+    if (ema) save_ema(model, *ema, join(tmp, kEmaFile), step);
     nlohmann::json state = trainer_state.is_null() ? nlohmann::json::object() : trainer_state;
     state["step"] = step;
     io::write_file_atomically(join(tmp, kStateFile), state.dump(2) + "\n");
@@ -353,6 +376,57 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
         spdlog::warn("{}", e.what());
       }
     }
+  }
+}
+
+bool load_checkpoint_ema(const std::string& checkpoint_dir, const Transformer& model,
+                         std::vector<Tensor>& ema) {
+  const std::string path = join(checkpoint_dir, kEmaFile);
+  if (!regular_file_exists(path)) return false;
+  const io::SafetensorsFile f = io::load_safetensors(path);
+  const ParamList& params = model.parameters();
+  if (f.tensors.size() != params.size())
+    fail("{}: {} tensors, the model has {} parameters", path, f.tensors.size(), params.size());
+  std::vector<Tensor> loaded;
+  for (const Param* p : params) {
+    const auto it = f.tensors.find(p->name);
+    if (it == f.tensors.end()) fail("{}: no average of parameter '{}'", path, p->name);
+    expect_f32(it->second, path, p->name);
+    if (it->second.shape() != p->value.shape())
+      fail("{}: tensor '{}' has shape {}, the model expects {}", path, p->name,
+           it->second.shape().str(), p->value.shape().str());
+    loaded.push_back(it->second.clone());
+  }
+  ema = std::move(loaded);
+  return true;
+}
+
+void save_model_snapshot(const std::string& model_dir, const std::string& name,
+                         const Transformer& model, const nlohmann::json& info) {
+  const fs::path root(model_dir);
+  const fs::path final_dir = root / name;
+  const fs::path tmp = root / fmt::format("{}{}{}", name, kTmpMarker, ::getpid());
+  std::error_code ec;
+  // What a killed save left: <name>.tmp-<pid>[-replaced].
+  for (const fs::directory_entry& e : fs::directory_iterator(root, ec))
+    if (e.path().filename().string().rfind(name + kTmpMarker, 0) == 0) {
+      std::error_code rec;
+      fs::remove_all(e.path(), rec);
+    }
+  try {
+    make_dir(tmp);
+    io::save_weights(model, join(tmp, kWeightsFile), {{"info", info.dump()}});
+    write_model_config(tmp.string(), model.config());
+    copy_if_present(root, tmp, "spm.model");
+    copy_if_present(root, tmp, "parse.json");
+    io::write_file_atomically(join(tmp, name + ".json"), info.dump(2) + "\n");
+    sync_dir(tmp);
+    fault_point("snapshot-before-rename");
+    install_dir(tmp, final_dir);
+    sync_dir(root);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
   }
 }
 

@@ -10,6 +10,12 @@
 //                                                              "v.<param name>"; the optimizer's
 //                                                              step count as "steps" in metadata
 //                                      /state.json             the trainer's state + "step"
+//                                      /ema.safetensors        with --ema-decay: the moving average
+//                                                              of the weights (names, config as in
+//                                                              model.safetensors)
+//   MODEL_DIR/best/                the weights that scored best in validation (--valid-metric), a
+//                                  model directory of its own, with best.json saying when and how
+//   MODEL_DIR/ema/                 with --ema-decay: the moving average as a model directory
 //
 // A checkpoint is written into checkpoints/step-XXXXXXXX.tmp-<pid>/ and renamed into place only
 // when its three files are complete and synced, so a crash at any moment leaves either the
@@ -37,8 +43,23 @@ namespace transduce {
 // deleted). Leftover temporary dirs and files of a killed run are removed first. Saving a step
 // that already has a checkpoint replaces it atomically. state.json holds `trainer_state` (an
 // object, or null for none) with "step" set to `step`.
+// With `ema`, the moving average of the weights (parallel to model.parameters()) goes into
+// ema.safetensors.
 void save_checkpoint(const std::string& model_dir, const Transformer& model, const Adam& adam,
-                     int64_t step, const nlohmann::json& trainer_state, int keep);
+                     int64_t step, const nlohmann::json& trainer_state, int keep,
+                     const std::vector<Tensor>* ema = nullptr);
+
+// Reads a checkpoint's ema.safetensors into `ema` (parallel to model.parameters()); false, with
+// `ema` untouched, when the checkpoint has none. A file that does not match the model fails.
+bool load_checkpoint_ema(const std::string& checkpoint_dir, const Transformer& model,
+                         std::vector<Tensor>& ema);
+
+// Writes MODEL_DIR/<name>/ (best/, ema/) as a model directory of its own: the model's current
+// weights, config.json, and spm.model and parse.json copied from MODEL_DIR, plus `info` as
+// <name>.json. It is built in a temporary directory and swapped into place in one rename, so
+// that a reader (or a crash) finds the previous one whole or the new one whole.
+void save_model_snapshot(const std::string& model_dir, const std::string& name,
+                         const Transformer& model, const nlohmann::json& info);
 
 // MODEL_DIR/checkpoints/step-<step, 8 digits>: where the checkpoint of `step` is (or would be).
 std::string checkpoint_dir(const std::string& model_dir, int64_t step);
@@ -69,7 +90,8 @@ void write_model_config(const std::string& model_dir, const ModelConfig& config)
 ModelConfig read_model_config(const std::string& model_dir);
 
 // A test hook: when set, save_checkpoint calls it at "after-weights", "after-optimizer",
-// "after-state", "before-rename", "after-rename" and "after-latest", so tests can throw or _exit
+// "after-state", "before-rename", "after-rename" and "after-latest", and save_model_snapshot at
+// "snapshot-before-rename", so tests can throw or _exit
 // there. An empty function removes it.
 void set_checkpoint_fault_hook(std::function<void(const char* point)> hook);
 

@@ -57,7 +57,15 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
                      {"save_every", o.save_every},
                      {"save_every_minutes", o.save_every_minutes},
                      {"keep", o.keep},
-                     {"precision", precision_name(o.precision)}};
+                     {"precision", precision_name(o.precision)},
+                     {"valid_beam", o.valid_beam},
+                     {"valid_alpha", o.valid_alpha},
+                     {"patience", o.patience},
+                     {"valid_output", o.valid_output},
+                     {"ema_decay", o.ema_decay}};
+  nlohmann::json metrics = nlohmann::json::array();
+  for (ValidMetric m : o.valid_metrics) metrics.push_back(valid_metric_name(m));
+  j["valid_metrics"] = metrics;
 }
 
 void update_from_json(const nlohmann::json& j, TrainOptions& o) {
@@ -95,6 +103,42 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
            it->dump());
     o.precision = parse_precision(it->get<std::string>());
   }
+  if (const auto it = j.find("valid_metrics"); it != j.end()) {
+    std::vector<ValidMetric> metrics;
+    for (const nlohmann::json& m : it->is_array() ? *it : nlohmann::json::array()) {
+      const auto metric =
+          m.is_string() ? valid_metric_from_name(m.get<std::string>()) : std::nullopt;
+      if (!metric) break;
+      metrics.push_back(*metric);
+    }
+    if (metrics.empty() || metrics.size() != it->size())
+      fail(
+          "the saved training options: valid_metrics must be a list of \"ppl\", \"bleu\" and "
+          "\"chrf\", got {}",
+          it->dump());
+    o.valid_metrics = metrics;
+  }
+  o.valid_beam = option(j, "valid_beam", o.valid_beam);
+  o.valid_alpha = option(j, "valid_alpha", o.valid_alpha);
+  o.patience = option(j, "patience", o.patience);
+  if (const auto it = j.find("valid_output"); it != j.end()) {
+    if (!it->is_string())
+      fail("the saved training options: valid_output must be a string, got {}", it->dump());
+    o.valid_output = it->get<std::string>();
+  }
+  o.ema_decay = option(j, "ema_decay", o.ema_decay);
+}
+
+void check_train_options(const TrainOptions& o) {
+  if (o.accum < 1) fail("--accum must be at least 1, got {}", o.accum);
+  if (o.warmup < 1) fail("--warmup must be at least 1, got {}", o.warmup);
+  if (o.max_steps <= 0 && o.max_epochs <= 0 && o.max_minutes <= 0)
+    fail("training needs a limit: give --max-steps, --max-epochs or --max-minutes");
+  if (o.valid_metrics.empty()) fail("--valid-metric needs at least one metric");
+  if (o.valid_beam < 1) fail("--valid-beam must be at least 1, got {}", o.valid_beam);
+  if (o.patience < 0) fail("--patience must be 0 or more, got {}", o.patience);
+  if (!(o.ema_decay >= 0.0f && o.ema_decay < 1.0f))
+    fail("--ema-decay must be at least 0 and below 1, got {}", o.ema_decay);
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
@@ -106,10 +150,10 @@ Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
       options_(std::move(options)),
       batcher_(&train_, BatcherOptions{options_.batch_tokens, options_.seed}),
       adam_(model.parameters(), options_.adam) {
-  if (options_.accum < 1) fail("--accum must be at least 1, got {}", options_.accum);
-  if (options_.warmup < 1) fail("--warmup must be at least 1, got {}", options_.warmup);
-  if (options_.max_steps <= 0 && options_.max_epochs <= 0 && options_.max_minutes <= 0)
-    fail("training needs a limit: give --max-steps, --max-epochs or --max-minutes");
+  check_train_options(options_);
+  if (options_.ema_decay != 0.0f)
+    ema_ = std::make_unique<WeightAverage>(model.parameters(), options_.ema_decay);
+  best_.metric = options_.valid_metrics.front();
   if (comm_.size() > 1) gradient_sync_ = std::make_unique<GradientSync>(model.parameters(), comm_);
 }
 
@@ -118,7 +162,15 @@ nlohmann::json Trainer::state() const {
           {"epoch", epoch_},
           {"batch_in_epoch", batch_in_epoch_},
           {"elapsed_seconds", elapsed()},
+          {"best_validation", best_to_json(best_)},
           {"options", options_}};
+}
+
+bool Trainer::restore_average(const std::string& checkpoint_dir) {
+  if (!ema_) return false;
+  if (load_checkpoint_ema(checkpoint_dir, model_, ema_->values())) return true;
+  ema_ = std::make_unique<WeightAverage>(model_.parameters(), options_.ema_decay);
+  return false;
 }
 
 void Trainer::restore(const nlohmann::json& state) {
@@ -144,6 +196,8 @@ void Trainer::restore(const nlohmann::json& state) {
     fail("the checkpoint's training state: elapsed_seconds must be a number of at least 0, got {}",
          elapsed->dump());
   elapsed_before_ = *seconds;
+  if (const auto best = state.find("best_validation"); best != state.end())
+    best_ = best_from_json(*best, options_.valid_metrics.front());
   if (adam_.steps() != step_)
     fail("checkpoint state says step {} but its optimizer has taken {} steps", step_,
          adam_.steps());
@@ -154,7 +208,8 @@ double Trainer::elapsed() const {
 }
 
 bool Trainer::limits_reached() const {
-  return (options_.max_steps > 0 && step_ >= options_.max_steps) ||
+  return best_.out_of_patience(options_.patience) ||
+         (options_.max_steps > 0 && step_ >= options_.max_steps) ||
          (options_.max_epochs > 0 && epoch_ >= options_.max_epochs) ||
          (options_.max_minutes > 0 && elapsed() >= options_.max_minutes * 60.0);
 }
@@ -235,7 +290,26 @@ bool Trainer::update(Interval& sums) {
   last_lr_ = scheduled_learning_rate(options_.lr_schedule, step_, share, model_.config().d_model,
                                      options_.warmup, options_.lr_scale);
   adam_.step(last_lr_);
+  if (ema_) ema_->update(step_);
   return true;
+}
+
+template <typename F>
+void Trainer::with_validated_weights(F&& f) {
+  if (!ema_) return f();
+  // The bf16 copies follow the weights in: the GEMMs read them.
+  const auto swap = [&] {
+    ema_->swap_with_parameters();
+    if (model_.precision() == Precision::BF16) model_.set_precision(Precision::BF16);
+  };
+  swap();
+  try {
+    f();
+  } catch (...) {
+    swap();
+    throw;
+  }
+  swap();
 }
 
 TrainLog Trainer::validate() {
@@ -245,23 +319,66 @@ TrainLog Trainer::validate() {
   log.epoch = epoch_ + 1;
   log.elapsed_seconds = elapsed();
   if (!valid_) return log;
-  Batcher valid_batches(valid_, BatcherOptions{options_.batch_tokens, options_.seed});
-  // Rank r validates every K-th batch; the sums are added up across ranks.
-  double sums[3] = {0, 0, 0};  // loss, nll, tokens
-  const std::vector<std::vector<int64_t>> plan = valid_batches.epoch_plan(0);
-  for (size_t i = static_cast<size_t>(comm_.rank()); i < plan.size();
-       i += static_cast<size_t>(comm_.size())) {
+  with_validated_weights([&] {
+    Batcher valid_batches(valid_, BatcherOptions{options_.batch_tokens, options_.seed});
+    // Rank r validates every K-th batch; the sums are added up across ranks.
+    double sums[3] = {0, 0, 0};  // loss, nll, tokens
+    const std::vector<std::vector<int64_t>> plan = valid_batches.epoch_plan(0);
+    for (size_t i = static_cast<size_t>(comm_.rank()); i < plan.size();
+         i += static_cast<size_t>(comm_.size())) {
+      arena_.reset();
+      Context ctx(arena_, /*train=*/false);
+      const ops::CrossEntropySums s = model_.forward(ctx, valid_batches.make_batch(plan[i]));
+      sums[0] += s.loss;
+      sums[1] += s.nll;
+      sums[2] += static_cast<double>(s.tokens);
+    }
+    comm_.sum(sums, 3, "the validation sums");
+    log.loss = sums[0] / std::max(sums[2], 1.0);
+    log.perplexity = std::exp(sums[1] / std::max(sums[2], 1.0));
+    if (!needs_translation(options_.valid_metrics)) return;
+    if (!valid_text_)
+      fail("validation by {} needs the validation text to translate and score",
+           valid_metric_name(options_.valid_metrics.front()));
     arena_.reset();
-    Context ctx(arena_, /*train=*/false);
-    const ops::CrossEntropySums s = model_.forward(ctx, valid_batches.make_batch(plan[i]));
-    sums[0] += s.loss;
-    sums[1] += s.nll;
-    sums[2] += static_cast<double>(s.tokens);
-  }
-  comm_.sum(sums, 3, "the validation sums");
-  log.loss = sums[0] / std::max(sums[2], 1.0);
-  log.perplexity = std::exp(sums[1] / std::max(sums[2], 1.0));
+    SearchOptions search;
+    search.beam = options_.valid_beam;
+    search.alpha = options_.valid_alpha;
+    const ValidTranslations t =
+        translate_validation(model_, *valid_, *valid_text_, search, options_.batch_tokens, comm_);
+    log.bleu = t.bleu;
+    log.chrf = t.chrf;
+    if (!options_.valid_output.empty() && comm_.rank() == 0)
+      write_valid_output(options_.valid_output, step_, *valid_text_, t.hypotheses);
+  });
   return log;
+}
+
+bool Trainer::validate_and_keep_best(const std::function<void(const TrainLog&)>& log) {
+  TrainLog l = validate();
+  if (!valid_) return false;
+  double value = l.perplexity;
+  if (best_.metric == ValidMetric::kBleu) value = *l.bleu;
+  if (best_.metric == ValidMetric::kChrf) value = *l.chrf;
+  // Rank 0's verdict for every rank, so that all keep or stop alike.
+  comm_.broadcast(&value, sizeof(value), "the validation score");
+  l.best = best_.record(value, step_);
+  l.best_so_far = best_;
+  if (l.best && comm_.rank() == 0 && !options_.out_dir.empty()) {
+    nlohmann::json scores = {{"ppl", l.perplexity}, {"loss", l.loss}};
+    if (l.bleu) scores["bleu"] = *l.bleu;
+    if (l.chrf) scores["chrf"] = *l.chrf;
+    const nlohmann::json info = {{"step", step_},
+                                 {"metric", valid_metric_name(best_.metric)},
+                                 {"score", value},
+                                 {"scores", scores},
+                                 {"weights", ema_ ? "ema" : "trained"},
+                                 {"valid_beam", options_.valid_beam},
+                                 {"valid_alpha", options_.valid_alpha}};
+    with_validated_weights([&] { save_model_snapshot(options_.out_dir, "best", model_, info); });
+  }
+  if (comm_.rank() == 0 && log) log(l);
+  return best_.out_of_patience(options_.patience);
 }
 
 void Trainer::save() {
@@ -269,8 +386,14 @@ void Trainer::save() {
   // The ranks apply the same updates to the same weights; a checkpoint certifies it.
   if (comm_.size() > 1 && !comm_.agree(parameters_digest(model_.parameters()), "the weights check"))
     fail("the ranks hold different weights at step {}; no checkpoint written", step_);
-  if (comm_.rank() == 0)
-    save_checkpoint(options_.out_dir, model_, adam_, step_, state(), options_.keep);
+  if (comm_.rank() == 0) {
+    save_checkpoint(options_.out_dir, model_, adam_, step_, state(), options_.keep,
+                    ema_ ? &ema_->values() : nullptr);
+    if (ema_) {
+      const nlohmann::json info = {{"step", step_}, {"ema_decay", options_.ema_decay}};
+      with_validated_weights([&] { save_model_snapshot(options_.out_dir, "ema", model_, info); });
+    }
+  }
   last_save_time_ = elapsed();
 }
 
@@ -309,9 +432,9 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
     interval = Interval{};
     interval_start = now_seconds();
   };
+  bool out_of_patience = false;
   auto validate_and_log = [&] {
-    const TrainLog l = validate();
-    if (leader && log) log(l);
+    out_of_patience = validate_and_keep_best(log);
     last_valid_step = step_;
   };
 
@@ -335,6 +458,7 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
     if (progress && leader) progress(step_);
     if (options_.log_every > 0 && step_ % options_.log_every == 0) report();
     if (valid_ && options_.valid_every > 0 && step_ % options_.valid_every == 0) validate_and_log();
+    if (out_of_patience) break;
     if (options_.save_every > 0 && step_ % options_.save_every == 0) {
       save();
       last_saved_step = step_;

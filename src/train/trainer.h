@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,10 @@
 #include "model/transformer.h"
 #include "train/adam.h"
 #include "train/batcher.h"
+#include "train/ema.h"
 #include "train/example.h"
 #include "train/lr_schedule.h"
+#include "train/validation.h"
 
 namespace transduce {
 
@@ -39,6 +42,19 @@ struct TrainOptions {
   double max_minutes = 0;
   int64_t log_every = 100;
   int64_t valid_every = 1000;  // 0: only at the end
+  // What a validation measures (train/validation.h): the first metric decides which weights
+  // MODEL_DIR/best/ keeps and what --patience counts. BLEU and chrF translate the validation set
+  // (greedy with beam 1, else beam search with valid_alpha's length penalty).
+  std::vector<ValidMetric> valid_metrics{ValidMetric::kPerplexity};
+  int valid_beam = 1;
+  float valid_alpha = 1.0f;
+  // Stop after this many validations in a row without improvement (0: never).
+  int patience = 0;
+  // Where each validation's translations go ("{step}" becomes the update; empty: nowhere).
+  std::string valid_output;
+  // The exponential moving average of the weights (train/ema.h; 0: none). It is what validation
+  // measures and what MODEL_DIR/best/ keeps; MODEL_DIR/ema/ holds it at every checkpoint.
+  float ema_decay = 0;
   // Checkpoints go to out_dir (none when empty): every save_every updates and/or every
   // save_every_minutes, and at the end; the newest `keep` are kept.
   std::string out_dir;
@@ -54,6 +70,9 @@ void to_json(nlohmann::json& j, const TrainOptions& o);
 // Fields missing from j keep their value in o.
 void update_from_json(const nlohmann::json& j, TrainOptions& o);
 
+// Fails with one line naming the flag when an option is out of its range.
+void check_train_options(const TrainOptions& o);
+
 // What one log line reports, averaged over the updates since the previous one.
 struct TrainLog {
   int64_t step = 0;
@@ -67,6 +86,10 @@ struct TrainLog {
   // Data-parallel runs: the share of the interval a rank spent summing gradients (mean of ranks).
   double sync_share = 0;
   bool validation = false;  // a validation line: loss and perplexity are over the valid set
+  // Validation by translation: the scores of the validation set's translations.
+  std::optional<double> bleu, chrf;
+  bool best = false;  // this validation improved on every earlier one by the deciding metric
+  BestValidation best_so_far;
 };
 
 // With a communicator of K ranks (data parallelism), every rank runs a Trainer over the same data
@@ -86,6 +109,11 @@ class Trainer {
   void restore(const nlohmann::json& state);
   // The position in the data and the clocks, as saved in checkpoints.
   nlohmann::json state() const;
+  // With --ema-decay: the moving average from the checkpoint, or, when it has none, started from
+  // the weights restored (call after restore()). Returns whether the checkpoint had one.
+  bool restore_average(const std::string& checkpoint_dir);
+  // What validation by BLEU or chrF needs to translate and score (references, detokenizer).
+  void set_valid_text(ValidText text) { valid_text_ = std::move(text); }
 
   // Trains until a limit is reached or stop() is called; then validates and saves once more.
   // `progress`, when given, is called after every update with the step number.
@@ -94,10 +122,14 @@ class Trainer {
   // Asks run() to finish after the current update (safe from a signal handler).
   void stop() { stop_requested_ = true; }
 
-  // Mean loss and perplexity over the validation set (dropout off).
+  // Mean loss and perplexity over the validation set (dropout off), and the BLEU and chrF of its
+  // translations when valid_metrics asks for them; with EMA, of the averaged weights.
   TrainLog validate();
+  // The moving average (nullptr without --ema-decay).
+  const WeightAverage* average() const { return ema_.get(); }
+  const BestValidation& best() const { return best_; }
   int64_t step() const { return step_; }
-  // Whether --max-steps, --max-epochs or --max-minutes is reached.
+  // Whether --max-steps, --max-epochs or --max-minutes is reached, or --patience ran out.
   bool limits_reached() const;
   Adam& optimizer() { return adam_; }
   const TrainOptions& options() const { return options_; }
@@ -116,6 +148,13 @@ class Trainer {
   // The share of the run done before the next update, by the limits, with `seconds` of training.
   double run_share(double seconds) const;
   void save();
+  // Runs `f` with the weights validation measures in the model: the moving average when there
+  // is one (bf16 copies refreshed both ways), else the weights as they are.
+  template <typename F>
+  void with_validated_weights(F&& f);
+  // A validation, and what follows from it: MODEL_DIR/best/ on improvement. Returns whether
+  // --patience ends the run.
+  bool validate_and_keep_best(const std::function<void(const TrainLog&)>& log);
 
   SingleProcess single_process_;
   Communicator& comm_;
@@ -127,6 +166,9 @@ class Trainer {
   Batcher batcher_;
   Adam adam_;
   Arena arena_;
+  std::unique_ptr<WeightAverage> ema_;
+  std::optional<ValidText> valid_text_;
+  BestValidation best_;
 
   int64_t step_ = 0;
   int64_t epoch_ = 0;           // 0-based epoch the next batch comes from

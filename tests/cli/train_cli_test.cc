@@ -260,5 +260,100 @@ TEST_F(TrainCommand, BadCorporaGetOneLineAndAFailingExit) {
   EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
 }
 
+// Validation by BLEU: the translations go to --valid-output with the validation files' lines
+// (a skipped pair stays an empty line), the logged BLEU is `transduce score`'s of them, best/ and
+// ema/ are model directories that translate, and best/ reproduces its step's translations.
+TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
+  std::vector<std::string> src, tgt;
+  {
+    std::ifstream s(dir_ + "/train.src"), t(dir_ + "/train.tgt");
+    for (std::string a, b; src.size() < 40 && std::getline(s, a) && std::getline(t, b);) {
+      src.push_back(a);
+      tgt.push_back(b);
+    }
+    src[2] = "";  // skipped as empty
+    std::ofstream vs(dir_ + "/valid.src"), vt(dir_ + "/valid.tgt"), ks(dir_ + "/kept.tgt");
+    for (size_t i = 0; i < src.size(); ++i) {
+      vs << src[i] << "\n";
+      vt << tgt[i] << "\n";
+      if (i != 2) ks << tgt[i] << "\n";
+    }
+  }
+  const std::string model = dir_ + "/model";
+  CommandResult r = run_transduce(
+      "train " + data_flags() + " --valid-src " + dir_ + "/valid.src --valid-tgt " + dir_ +
+      "/valid.tgt --vocab " + dir_ + "/vocab --out " + model + " " + model_flags() +
+      " --max-steps 12 --valid-every 4 --save-every 4 --valid-metric bleu chrf --ema-decay 0.99 "
+      "--valid-output " +
+      dir_ + "/out.{step}");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("| BLEU "), std::string::npos) << r.out;
+
+  std::vector<nlohmann::json> valids;
+  {
+    std::ifstream in(model + "/train_log.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j["kind"] == "valid") valids.push_back(j);
+    }
+  }
+  ASSERT_EQ(valids.size(), 3u);
+  for (const nlohmann::json& v : valids) {
+    const std::string out = dir_ + "/out." + std::to_string(v["step"].get<int>());
+    std::vector<std::string> lines;
+    {
+      std::ifstream in(out);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    ASSERT_EQ(lines.size(), src.size()) << out;
+    EXPECT_EQ(lines[2], "");
+    {
+      std::ofstream kept(out + ".kept");
+      for (size_t i = 0; i < lines.size(); ++i)
+        if (i != 2) kept << lines[i] << "\n";
+    }
+    r = run_transduce("score --json --ref " + dir_ + "/kept.tgt --hyp " + out + ".kept");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json score = nlohmann::json::parse(r.out);
+    EXPECT_NEAR(score["score"].get<double>(), v["bleu"].get<double>(), 1e-9) << out;
+    EXPECT_NEAR(score["chrf"].get<double>(), v["chrf"].get<double>(), 1e-9) << out;
+  }
+
+  const nlohmann::json best = read_json(fs::path(model) / "best" / "best.json");
+  EXPECT_EQ(best["metric"], "bleu");
+  EXPECT_EQ(best["weights"], "ema");
+  const int best_step = best["step"].get<int>();
+  for (const nlohmann::json& v : valids)
+    if (v["best"].get<bool>()) EXPECT_LE(v["step"].get<int>(), best_step);
+  // The best weights translate as they did in their validation (greedy, like --valid-beam 1).
+  r = testing::run_transduce_apart("translate -m " + model + "/best --beam 1 --input " + dir_ +
+                                   "/valid.src");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream at_best(dir_ + "/out." + std::to_string(best_step));
+  std::string expected((std::istreambuf_iterator<char>(at_best)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(r.out, expected);
+  r = run_transduce("translate -m " + model + "/ema --beam 1 --input " + dir_ + "/valid.src");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST_F(TrainCommand, BadValidationSettingsGetOneLine) {
+  const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
+                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+  testing::expect_one_line_error(run_transduce(base + " --valid-metric meteor"), "--valid-metric");
+  testing::expect_one_line_error(run_transduce(base + " --ema-decay 1"), "--ema-decay");
+  testing::expect_one_line_error(run_transduce(base + " --valid-beam 0"), "--valid-beam");
+  testing::expect_one_line_error(run_transduce(base + " --patience -1"), "--patience");
+  EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
+  testing::expect_one_line_error(run_transduce("train " + data_flags() + " --vocab " + dir_ +
+                                               "/no-vocab --max-steps 2 --out " + dir_ + "/m"),
+                                 "no-vocab: no spm.model");
+  testing::expect_one_line_error(
+      run_transduce("train --trees " + dir_ + "/t.mrg --valid-trees " + dir_ + "/v.mrg --vocab " +
+                    dir_ + "/vocab --out " + dir_ +
+                    "/p --max-steps 2 "
+                    "--valid-metric bleu"),
+      "--valid-src");
+}
+
 }  // namespace
 }  // namespace transduce

@@ -319,6 +319,28 @@ Ending signal_training(const std::string& command, const std::string& model, con
   return e;
 }
 
+// Validation by BLEU shares the translating out among the ranks and gathers every translation:
+// rank 0 writes all of them, as a single process translates with the same weights, and logs
+// `transduce score`'s BLEU of them.
+TEST_F(DataParallel, TwoRanksShareTheValidationTranslations) {
+  const std::string two = dir_ + "/two_ranks";
+  CommandResult r = run_shell(mpirun(2) + flags(two) + "--max-steps 8 --valid-metric bleu " +
+                              "--valid-output " + dir_ + "/valid.{step}");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = testing::run_transduce_apart("translate -m " + two + " --beam 1 --input " + dir_ +
+                                   "/train.src");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(dir_ + "/valid.8"));
+  r = run_transduce("score --json --ref " + dir_ + "/train.tgt --hyp " + dir_ + "/valid.8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<nlohmann::json> log = read_log(two);
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.back()["step"], 8);
+  EXPECT_NEAR(log.back()["bleu"].get<double>(), nlohmann::json::parse(r.out)["score"].get<double>(),
+              1e-9);
+  EXPECT_TRUE(fs::exists(two + "/best/model.safetensors"));
+}
+
 TEST_F(DataParallel, SignallingTheLauncherStopsEveryRankAtOneUpdateAndSaves) {
   // mpirun passes SIGUSR1 on to the ranks (Ctrl-C it answers by ending them within a second).
   // The ranks agree on the update to stop after: a rank going on alone would wait for the others
