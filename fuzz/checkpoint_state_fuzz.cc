@@ -2,7 +2,8 @@
 // (src/train/checkpoint.h) reads every file of each checkpoint (weights, optimizer moments, the
 // state's "step") and skips, with a warning, those that do not read (a transduce::Error); then the
 // command (src/cli/train.cc) takes the saved training options from the state with update_from_json
-// (src/train/trainer.h). The weights and moments are valid and fixed; state.json is the input.
+// (src/train/trainer.h) and the trainer its best validation (src/train/validation.h). The weights
+// and moments are valid and fixed; state.json is the input.
 // Anything but a transduce::Error escaping is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +58,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     update_from_json(saved.value("options", nlohmann::json::object()), options);
   } catch (const Error&) {
+  }
+  // Trainer::restore's reading of the best validation so far (for the deciding metric).
+  if (const auto best = saved.find("best_validation"); best != saved.end()) {
+    try {
+      best_from_json(*best, options.valid_metrics.front());
+    } catch (const Error&) {
+    }
   }
   return 0;
 }

@@ -129,6 +129,8 @@ def training_summary(records):
         "final_train_loss": train[-1]["loss"] if train else None,
         "final_valid_ppl": valid[-1]["ppl"] if valid else None,
         "best_valid_ppl": min(r["ppl"] for r in valid) if valid else None,
+        "final_valid_bleu": valid[-1].get("bleu") if valid else None,
+        "best_valid_bleu": max((r["bleu"] for r in valid if "bleu" in r), default=None),
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
-                          machine, read_log, svg, training_summary)
+                          machine, panel, read_log, svg, training_summary)
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
@@ -29,6 +29,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
             "steps_limit": prof.get("steps"), "precision": prof.get("precision", "fp32"),
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
+            "ema_decay": prof.get("ema_decay"),
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen},
@@ -80,9 +81,12 @@ def markdown(r):
         f"- {t['steps']} steps, {t['epochs']} epochs in {clock(t['training_seconds'])} of training, "
         f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average",
         f"- validation perplexity: last {fmt(t['final_valid_ppl'])}, best {fmt(t['best_valid_ppl'])}",
+        f"- validation BLEU (greedy): last {fmt(t.get('final_valid_bleu'))}, best "
+        f"{fmt(t.get('best_valid_bleu'))}" + (f"; moving average of the weights, decay "
+                                              f"{t['ema_decay']}" if t.get("ema_decay") else ""),
         f"- the last {t['averaged_checkpoints']} checkpoints averaged",
         "",
-        "![training loss and validation perplexity](training.svg)",
+        "![training loss, validation perplexity and BLEU](training.svg)",
         "",
         "## Decoding, tuned on val (cased BLEU)",
         "",
@@ -105,8 +109,17 @@ def markdown(r):
 
 
 def svg_curves(records):
-    """Two panels over training time (minutes): training loss, and validation perplexity."""
-    return svg(loss_and_perplexity_panels(records, 760, 300, 2), 760, 300)
+    """Panels over training time (minutes): training loss, validation perplexity, and validation
+    BLEU when the log has it."""
+    bleu = [(r["elapsed_seconds"] / 60, r["bleu"]) for r in records
+            if r["kind"] == "valid" and "bleu" in r]
+    if not bleu:
+        return svg(loss_and_perplexity_panels(records, 760, 300, 2), 760, 300)
+    width = 1140
+    panels = loss_and_perplexity_panels(records, width, 300, 3)
+    panels.append(panel(bleu, "validation BLEU (greedy, cased)", 2 * width / 3, width / 3, 300,
+                        "#2ca02c"))
+    return svg(panels, width, 300)
 
 
 if __name__ == "__main__":

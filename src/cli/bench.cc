@@ -117,6 +117,7 @@ struct TranslateBenchFlags {
   int sentences = bench::kDecodeSentences;
   int batch = 100;
   int max_len_b = 50;
+  int min_words = 15, max_words = 25;
   uint64_t init_seed = 1;
   std::string compute_type = "fp32";
   bool json = false;
@@ -153,6 +154,8 @@ void run_translate(const TranslateBenchFlags& f) {
   o.beam = f.beam;
   o.alpha = f.alpha;
   o.max_len_b = f.max_len_b;
+  o.min_words = f.min_words;
+  o.max_words = f.max_words;
 
   std::vector<bench::TranslateBenchResult> runs;
   if (!f.greedy_only) runs.push_back(bench::run_translate_bench(model, o));
@@ -266,6 +269,10 @@ void register_bench(CLI::App& app) {
                    "output limit: source tokens + this (sizes the decoder cache; the forced "
                    "length ends every sentence first)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  translate->add_option("--min-words", t->min_words, "shortest source, in words")
+      ->capture_default_str();
+  translate->add_option("--max-words", t->max_words, "longest source, in words")
       ->capture_default_str();
   translate->add_option("--seed", t->init_seed, "seed of the random weights")
       ->capture_default_str();

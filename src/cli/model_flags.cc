@@ -23,6 +23,9 @@ void ModelFlags::add_to(CLI::App& app, bool with_vocab_size) {
   app.add_option("--norm", norm, "post (the paper) | pre")->check(CLI::IsMember({"post", "pre"}));
   if (with_vocab_size) app.add_option("--vocab", vocab, "shared vocabulary size");
   app.add_option("--max-positions", max_positions, "longest sequence the model accepts");
+  app.add_option("--attention-window", attention_window,
+                 "restricted self-attention: each position attends to the positions at most this "
+                 "far away (the decoder's: before it), in training and decoding (0: all)");
 }
 
 ModelConfig ModelFlags::resolve() const {
@@ -46,6 +49,7 @@ ModelConfig ModelFlags::resolve() const {
   if (norm) c.norm = *norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   if (vocab) c.vocab_size = *vocab;
   if (max_positions) c.max_positions = *max_positions;
+  if (attention_window) c.attention_window = *attention_window;
   c.validate();
   return c;
 }

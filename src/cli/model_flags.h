@@ -14,7 +14,7 @@ namespace transduce::cli {
 
 struct ModelFlags {
   std::string preset = "base";
-  std::optional<int> layers, d_model, d_ff, heads, d_k, d_v, vocab, max_positions;
+  std::optional<int> layers, d_model, d_ff, heads, d_k, d_v, vocab, max_positions, attention_window;
   std::optional<float> dropout, attention_dropout, relu_dropout, label_smoothing;
   std::optional<std::string> positions, norm;
 

@@ -1,6 +1,8 @@
 #include "model/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 #include "model/attention_recorder.h"
@@ -17,6 +19,7 @@ MultiHeadAttention::MultiHeadAttention(const std::string& name, const ModelConfi
       heads_(c.heads),
       d_k_(c.d_k),
       d_v_(c.d_v),
+      window_(c.attention_window),
       attn_dropout_(c.attention_dropout) {}
 
 void MultiHeadAttention::collect(ParamList& out) {
@@ -32,10 +35,41 @@ void MultiHeadAttention::collect(ParamList& out) {
 static ops::MatrixGrid heads_of(const Tensor& t, int64_t d_head, int64_t heads) {
   return {t, 0, heads * d_head, t.dim(1) * heads * d_head, d_head};
 }
-// Per-(sentence, head) score matrices [Lq, Lk] of a [B, heads, Lq, Lk] tensor.
-static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_t heads) {
-  return {t, 0, lk, heads * lq * lk, lq * lk};
+// The same from position `row` on.
+static ops::MatrixGrid heads_of(const Tensor& t, int64_t d_head, int64_t heads, int64_t row) {
+  ops::MatrixGrid g = heads_of(t, d_head, heads);
+  g.offset = row * heads * d_head;
+  return g;
 }
+// Per-(sentence, head) score matrices [Lq, Lk] of a [B, heads, Lq, Lk] tensor, from query row q0
+// and key column k0 on.
+static ops::MatrixGrid scores_of(const Tensor& t, int64_t lq, int64_t lk, int64_t heads,
+                                 int64_t q0 = 0, int64_t k0 = 0) {
+  return {t, q0 * lk + k0, lk, heads * lq * lk, lq * lk};
+}
+
+namespace {
+
+// Restricted self-attention in training computes only a band of the score matrix: queries in
+// blocks of kBandRows, each block against the keys its window reaches, so the products cost
+// O(window * L) rather than O(L^2). Without a window there is one block of every query and key.
+constexpr int64_t kBandRows = 64;
+
+using Band = MultiHeadAttention::Band;
+
+std::vector<Band> score_bands(int64_t lq, int64_t lk, int64_t window, bool causal) {
+  if (window <= 0) return {{0, lq, 0, lk}};
+  std::vector<Band> bands;
+  for (int64_t q0 = 0; q0 < lq; q0 += kBandRows) {
+    const int64_t q1 = std::min(lq, q0 + kBandRows);
+    const int64_t k0 = std::clamp<int64_t>(q0 - window, 0, lk);
+    const int64_t k1 = std::clamp<int64_t>(causal ? q1 : q1 + window, k0, lk);
+    bands.push_back({q0, q1, k0, k1});
+  }
+  return bands;
+}
+
+}  // namespace
 
 Tensor MultiHeadAttention::forward(Context& ctx, const Tensor& xq, const Tensor& xkv,
                                    const Tensor& key_pad, bool causal) {
@@ -44,7 +78,7 @@ Tensor MultiHeadAttention::forward(Context& ctx, const Tensor& xq, const Tensor&
   const Tensor kv_in = k_proj.gemm_input(ctx, xkv);
   const Tensor q_in = self_ ? kv_in : q_proj.gemm_input(ctx, xq);
   auto [keys, values] = keys_values(ctx, kv_in);
-  return attend(ctx, q_in, keys, values, xkv.dim(1), key_pad, causal, 0);
+  return attend(ctx, q_in, keys, values, xkv.dim(1), key_pad, causal, 0, self_ ? window_ : 0);
 }
 
 std::pair<Tensor, Tensor> MultiHeadAttention::keys_values(Context& ctx, const Tensor& xkv) {
@@ -74,14 +108,15 @@ Tensor MultiHeadAttention::attend_history(Context& ctx, const Tensor& xq,
   Tensor weights = ctx.attention ? ctx.alloc({n, heads_, 1, lk}) : Tensor();
   ops::attention_history(q.reshape({n, heads_ * d_k_}), history, layer, lk,
                          1.0f / std::sqrt(static_cast<float>(d_k_)),
-                         context.reshape({n, heads_ * d_v_}), weights);
+                         context.reshape({n, heads_ * d_v_}), weights, window_);
   if (ctx.attention) ctx.attention->record(name_, weights);
   return out_proj.forward(ctx, context);
 }
 
 Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::HeadVectors& keys_hv,
                                   const ops::HeadVectors& values_hv, int64_t lk,
-                                  const Tensor& key_pad, bool causal, int64_t causal_offset) {
+                                  const Tensor& key_pad, bool causal, int64_t causal_offset,
+                                  int64_t window) {
   const Tensor& keys = keys_hv.data;
   const Tensor& values = values_hv.data;
   batch_ = xq.dim(0);
@@ -97,7 +132,7 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
     Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
     Tensor weights = ctx.attention ? ctx.alloc({batch_, heads_, lq_, lk_}) : Tensor();
     ops::attention_inference(q_, keys_hv, values_hv, lk, heads_, scale, key_pad, causal,
-                             causal_offset, context, weights);
+                             causal_offset, context, weights, window);
     if (ctx.attention) ctx.attention->record(name_, weights);
     return out_proj.forward(ctx, context);
   }
@@ -106,16 +141,25 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
            "training attends over fp32 keys and values, not {}", dtype_name(keys.dtype()));
   k_ = keys;
   v_ = values;
+  // Bands for self-attention over its own positions; anything else computes every score (the mask
+  // still applies).
+  bands_ = score_bands(lq_, lk_, causal_offset == 0 && lq_ == lk_ ? window : 0, causal);
+  // Scores outside the bands are never computed; masked_softmax zeroes them (they lie outside
+  // the window) before anything reads them.
   probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
-  ops::gemm_grid(false, true, lq_, lk_, d_k_, scale, heads_of(q_, d_k_, heads_),
-                 heads_of(k_, d_k_, heads_), 0.0f, scores_of(probs_, lq_, lk_, heads_), batch_,
-                 heads_);
-  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset);
+  for (const Band& b : bands_)
+    ops::gemm_grid(false, true, b.q1 - b.q0, b.k1 - b.k0, d_k_, scale,
+                   heads_of(q_, d_k_, heads_, b.q0), heads_of(k_, d_k_, heads_, b.k0), 0.0f,
+                   scores_of(probs_, lq_, lk_, heads_, b.q0, b.k0), batch_, heads_);
+  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset, window);
   probs_dropped_ = attn_dropout_.forward(ctx, probs_);
 
   Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
-  ops::gemm_grid(false, false, lq_, d_v_, lk_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
-                 heads_of(v_, d_v_, heads_), 0.0f, heads_of(context, d_v_, heads_), batch_, heads_);
+  for (const Band& b : bands_)
+    ops::gemm_grid(false, false, b.q1 - b.q0, d_v_, b.k1 - b.k0, 1.0f,
+                   scores_of(probs_dropped_, lq_, lk_, heads_, b.q0, b.k0),
+                   heads_of(v_, d_v_, heads_, b.k0), 0.0f, heads_of(context, d_v_, heads_, b.q0),
+                   batch_, heads_);
   return out_proj.forward(ctx, context);
 }
 
@@ -124,15 +168,22 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
   TD_CHECK(k_.dim(1) == lk_, "backward through attention over a key/value cache");
   Tensor dcontext = out_proj.backward(ctx, dy);
 
-  // d(probs) = dcontext V^T ; dV = probs^T dcontext.
-  Tensor dprobs = ctx.alloc(probs_.shape());
-  ops::gemm_grid(false, true, lq_, lk_, d_v_, 1.0f, heads_of(dcontext, d_v_, heads_),
-                 heads_of(v_, d_v_, heads_), 0.0f, scores_of(dprobs, lq_, lk_, heads_), batch_,
-                 heads_);
-  Tensor dv = ctx.alloc(v_.shape());
-  ops::gemm_grid(true, false, lk_, d_v_, lq_, 1.0f, scores_of(probs_dropped_, lq_, lk_, heads_),
-                 heads_of(dcontext, d_v_, heads_), 0.0f, heads_of(dv, d_v_, heads_), batch_,
-                 heads_);
+  // d(probs) = dcontext V^T ; dV = probs^T dcontext. With several bands, d(probs) is zero outside
+  // them (softmax's backward reads whole rows) and the bands' key ranges overlap, so dV and dK
+  // are sums over the bands.
+  const bool banded = bands_.size() > 1;
+  const float accumulate = banded ? 1.0f : 0.0f;
+  Tensor dprobs = banded ? ctx.zeros(probs_.shape()) : ctx.alloc(probs_.shape());
+  Tensor dv = banded ? ctx.zeros(v_.shape()) : ctx.alloc(v_.shape());
+  for (const Band& b : bands_) {
+    ops::gemm_grid(false, true, b.q1 - b.q0, b.k1 - b.k0, d_v_, 1.0f,
+                   heads_of(dcontext, d_v_, heads_, b.q0), heads_of(v_, d_v_, heads_, b.k0), 0.0f,
+                   scores_of(dprobs, lq_, lk_, heads_, b.q0, b.k0), batch_, heads_);
+    ops::gemm_grid(true, false, b.k1 - b.k0, d_v_, b.q1 - b.q0, 1.0f,
+                   scores_of(probs_dropped_, lq_, lk_, heads_, b.q0, b.k0),
+                   heads_of(dcontext, d_v_, heads_, b.q0), accumulate,
+                   heads_of(dv, d_v_, heads_, b.k0), batch_, heads_);
+  }
 
   // Through dropout and softmax, then the 1/sqrt(d_k) scale, into d(scores).
   Tensor dscores = attn_dropout_.backward(ctx, dprobs);
@@ -140,11 +191,17 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
 
   // dQ = dscores K ; dK = dscores^T Q.
   Tensor dq = ctx.alloc(q_.shape());
-  ops::gemm_grid(false, false, lq_, d_k_, lk_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
-                 heads_of(k_, d_k_, heads_), 0.0f, heads_of(dq, d_k_, heads_), batch_, heads_);
-  Tensor dk = ctx.alloc(k_.shape());
-  ops::gemm_grid(true, false, lk_, d_k_, lq_, 1.0f, scores_of(dscores, lq_, lk_, heads_),
-                 heads_of(q_, d_k_, heads_), 0.0f, heads_of(dk, d_k_, heads_), batch_, heads_);
+  Tensor dk = banded ? ctx.zeros(k_.shape()) : ctx.alloc(k_.shape());
+  for (const Band& b : bands_) {
+    ops::gemm_grid(false, false, b.q1 - b.q0, d_k_, b.k1 - b.k0, 1.0f,
+                   scores_of(dscores, lq_, lk_, heads_, b.q0, b.k0),
+                   heads_of(k_, d_k_, heads_, b.k0), 0.0f, heads_of(dq, d_k_, heads_, b.q0), batch_,
+                   heads_);
+    ops::gemm_grid(true, false, b.k1 - b.k0, d_k_, b.q1 - b.q0, 1.0f,
+                   scores_of(dscores, lq_, lk_, heads_, b.q0, b.k0),
+                   heads_of(q_, d_k_, heads_, b.q0), accumulate, heads_of(dk, d_k_, heads_, b.k0),
+                   batch_, heads_);
+  }
 
   Tensor dxq = q_proj.backward(ctx, dq, dq_into);
   const Tensor& dkv = self_ ? dxq : dkv_into;

@@ -54,6 +54,8 @@ void ModelConfig::validate() const {
   positive("--d-v", d_v);
   positive("vocab size", vocab_size);
   positive("max positions", max_positions);
+  if (attention_window < 0)
+    fail("--attention-window must be 0 (none) or positive, got {}", attention_window);
   auto probability = [](const char* name, float p) {
     if (!(p >= 0.0f && p < 1.0f)) fail("{} must be in [0, 1), got {}", name, p);
   };
@@ -102,6 +104,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
                      {"max_positions", c.max_positions},
                      {"layer_norm_eps", c.layer_norm_eps},
                      {"pad_id", c.pad_id}};
+  if (c.attention_window > 0) j["attention_window"] = c.attention_window;
 }
 
 void from_json(const nlohmann::json& j, ModelConfig& c) {
@@ -134,6 +137,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.max_positions = int_field(j, "max_positions", d.max_positions);
   c.layer_norm_eps = j.value("layer_norm_eps", d.layer_norm_eps);
   c.pad_id = int_field(j, "pad_id", d.pad_id);
+  c.attention_window = int_field(j, "attention_window", d.attention_window);
 }
 
 }  // namespace transduce

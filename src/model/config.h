@@ -26,6 +26,10 @@ struct ModelConfig {
   NormPlacement norm = NormPlacement::Post;
   int vocab_size = 37000;  // one vocabulary shared by source and target
   int max_positions = 1024;
+  // Restricted self-attention (section 4's r; 0: none): position i of the encoder attends to
+  // positions j with |i - j| <= attention_window, the decoder's to i - attention_window <= j <= i.
+  // Cross-attention is not restricted.
+  int attention_window = 0;
   float layer_norm_eps = 1e-5f;
   int pad_id = 0;
 

@@ -77,8 +77,10 @@ void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 // Attention probabilities in place: scores [batch, heads, lq, lk] -> softmax over the last axis.
 // Key j of sentence b is hidden when key_pad (U8 [batch, lk], optional) is non-zero, and, if
 // `causal`, when j > i + causal_offset for query i. A row with every key hidden becomes zeros.
+// With window > 0 (restricted self-attention), key j is also hidden from query i when
+// |j - (i + causal_offset)| > window.
 void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
-                    bool causal, int64_t causal_offset);
+                    bool causal, int64_t causal_offset, int64_t window = 0);
 // Keys or values as inference keeps them, [..., heads * d]: F32, or I8 with one F32 scale per
 // head's vector (`scales` [..., heads]; the vector is scale * q, quantized by store_heads).
 struct HeadVectors {
@@ -101,7 +103,7 @@ void store_heads(const Tensor& src, int64_t heads, const HeadVectors& dst);
 void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVectors& values,
                          int64_t lk, int64_t heads, float scale, const Tensor& key_pad, bool causal,
                          int64_t causal_offset, const Tensor& context,
-                         const Tensor& probs = Tensor());
+                         const Tensor& probs = Tensor(), int64_t window = 0);
 // The self-attention keys and values incremental decoding keeps, position-major: row (t, l, s) of
 // `rows` ([capacity, layers, slots, row_bytes()] bytes) holds slot s's key and value in decoder
 // layer l at position t: fp32 keys then values, or (int8) int8 keys, values, then their fp32
@@ -126,8 +128,9 @@ void store_history(const KvHistory& h, int64_t layer, int64_t position, const Te
 // Attention as attention_inference computes it for one new query per decoded row over that row's
 // past: row r's key and value at position j < lk are layer `layer`'s in slot slot_of[j, r].
 // q [n, H*dk] (n <= slots), context [n, H*dv], probs [n, H, 1, lk] when given.
+// With window > 0, only the last window + 1 positions (the new one's and the window before it).
 void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64_t lk, float scale,
-                       const Tensor& context, const Tensor& probs = Tensor());
+                       const Tensor& context, const Tensor& probs = Tensor(), int64_t window = 0);
 // dscores (in: dL/dprobs, out: dL/dscores * scale), from the saved probs.
 void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale);
 

@@ -284,6 +284,7 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
       "train " + data_flags() + " --valid-src " + dir_ + "/valid.src --valid-tgt " + dir_ +
       "/valid.tgt --vocab " + dir_ + "/vocab --out " + model + " " + model_flags() +
       " --max-steps 12 --valid-every 4 --save-every 4 --valid-metric bleu chrf --ema-decay 0.99 "
+      "--attention-window 3 "
       "--valid-output " +
       dir_ + "/out.{step}");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -319,6 +320,7 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
     EXPECT_NEAR(score["chrf"].get<double>(), v["chrf"].get<double>(), 1e-9) << out;
   }
 
+  EXPECT_EQ(read_json(fs::path(model) / "config.json")["attention_window"], 3);
   const nlohmann::json best = read_json(fs::path(model) / "best" / "best.json");
   EXPECT_EQ(best["metric"], "bleu");
   EXPECT_EQ(best["weights"], "ema");

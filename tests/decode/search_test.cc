@@ -40,9 +40,10 @@ Tensor ids(std::initializer_list<int32_t> values, int64_t rows) {
 class Incremental : public ::testing::TestWithParam<int> {};
 
 TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
-  const ModelConfig c = GetParam() == 0   ? small_config()
-                        : GetParam() == 1 ? small_config(NormPlacement::Pre)
-                                          : small_config(NormPlacement::Post, Positions::Learned);
+  ModelConfig c = GetParam() == 0   ? small_config()
+                  : GetParam() == 1 ? small_config(NormPlacement::Pre)
+                                    : small_config(NormPlacement::Post, Positions::Learned);
+  if (GetParam() == 3) c.attention_window = 2;  // restricted self-attention, window < L
   Transformer model(c);
   model.init_parameters(7);
   const Tensor src = ids({5, 9, 13, 7, 2, 8, 11, 2, 0, 0, 4, 2, 0, 0, 0}, 3);
@@ -77,7 +78,7 @@ TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
   EXPECT_GT(largest, 0.1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Incremental, ::testing::Values(0, 1, 2));
+INSTANTIATE_TEST_SUITE_P(Variants, Incremental, ::testing::Values(0, 1, 2, 3));
 
 // A beam search's cache: rows take other rows' pasts (DecoderCache::select moves only slot
 // numbers) and sentences leave the batch; each row's step logits must still be the full decoder's

@@ -146,6 +146,7 @@ struct AttentionCase {
   bool self;
   bool causal;
   float attention_dropout;
+  int window = 0;  // restricted self-attention
 };
 
 void PrintTo(const AttentionCase& c, std::ostream* os) {
@@ -159,6 +160,7 @@ TEST_P(AttentionGradCheck, InputsAndWeights) {
   SplitMix64 rng(5);
   ModelConfig c = small_config();
   c.attention_dropout = k.attention_dropout;
+  c.attention_window = k.window;
   MultiHeadAttention attn("attn", c);
   ParamList params;
   attn.collect(params);
@@ -184,13 +186,48 @@ TEST_P(AttentionGradCheck, InputsAndWeights) {
   expect_gradients_match(loss, targets);
 }
 
-INSTANTIATE_TEST_SUITE_P(Masks, AttentionGradCheck,
-                         ::testing::Values(AttentionCase{"SelfPadded", true, false, 0.0f},
-                                           AttentionCase{"SelfCausalPadded", true, true, 0.0f},
-                                           AttentionCase{"CrossPadded", false, false, 0.0f},
-                                           AttentionCase{"SelfCausalWithAttentionDropout", true,
-                                                         true, 0.2f}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Masks, AttentionGradCheck,
+    ::testing::Values(AttentionCase{"SelfPadded", true, false, 0.0f},
+                      AttentionCase{"SelfCausalPadded", true, true, 0.0f},
+                      AttentionCase{"CrossPadded", false, false, 0.0f},
+                      AttentionCase{"SelfCausalWithAttentionDropout", true, true, 0.2f},
+                      AttentionCase{"SelfWindowedPadded", true, false, 0.0f, 1},
+                      AttentionCase{"SelfCausalWindowed", true, true, 0.0f, 1}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// Restricted self-attention over a sequence long enough for training to compute its scores in
+// several bands (blocks of 64 queries): the gradients still agree with finite differences.
+TEST(GradCheck, WindowedSelfAttentionInBands) {
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+    SplitMix64 rng(6);
+    ModelConfig c = small_config();
+    c.attention_window = 3;
+    MultiHeadAttention attn("attn", c);
+    ParamList params;
+    attn.collect(params);
+    randomize(params, rng);
+    const int64_t batch = 2, length = 150;
+    Tensor x = random_tensor({batch, length, c.d_model}, rng);
+    Tensor pad = tail_padding(batch, length, {0, 7});
+    Tensor r = random_tensor({batch, length, c.d_model}, rng);
+    auto loss = [&] {
+      Arena a;
+      Context ctx(a, true, 5);
+      return dot(attn.forward(ctx, x, x, pad, causal), r);
+    };
+    Arena a;
+    Context ctx(a, true, 5);
+    attn.forward(ctx, x, x, pad, causal);
+    Tensor dx = attn.backward(ctx, r);
+    auto targets = param_targets(params);
+    targets.push_back({"x", x, dx});
+    testing::GradCheckOptions o;
+    o.samples = 12;
+    expect_gradients_match(loss, targets, o);
+  }
+}
 
 class ResidualGradCheck : public ::testing::TestWithParam<NormPlacement> {};
 
@@ -300,6 +337,7 @@ struct ModelCase {
   NormPlacement norm;
   Positions positions;
   float dropout;
+  int window = 0;
 };
 
 void PrintTo(const ModelCase& c, std::ostream* os) {
@@ -315,6 +353,7 @@ TEST_P(TransformerGradCheck, LossAgainstEveryParameter) {
   c.norm = k.norm;
   c.positions = k.positions;
   c.dropout = k.dropout;
+  c.attention_window = k.window;
   Transformer model(c);
   randomize(model.parameters(), rng);
   Batch batch = small_batch(c.vocab_size);
@@ -334,14 +373,14 @@ TEST_P(TransformerGradCheck, LossAgainstEveryParameter) {
   expect_gradients_match(loss, param_targets(model.parameters()), o);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, TransformerGradCheck,
-                         ::testing::Values(ModelCase{"PostNormSinusoidal", NormPlacement::Post,
-                                                     Positions::Sinusoidal, 0.0f},
-                                           ModelCase{"PreNormLearned", NormPlacement::Pre,
-                                                     Positions::Learned, 0.0f},
-                                           ModelCase{"PostNormWithDropout", NormPlacement::Post,
-                                                     Positions::Sinusoidal, 0.1f}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Variants, TransformerGradCheck,
+    ::testing::Values(
+        ModelCase{"PostNormSinusoidal", NormPlacement::Post, Positions::Sinusoidal, 0.0f},
+        ModelCase{"PreNormLearned", NormPlacement::Pre, Positions::Learned, 0.0f},
+        ModelCase{"PostNormWithDropout", NormPlacement::Post, Positions::Sinusoidal, 0.1f},
+        ModelCase{"AttentionWindow1", NormPlacement::Post, Positions::Sinusoidal, 0.0f, 1}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace transduce

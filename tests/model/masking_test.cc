@@ -3,6 +3,9 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
 #include "core/rng.h"
 #include "model/transformer.h"
 
@@ -118,6 +121,95 @@ TEST(Masking, PaddingRowsOfOneSentenceDoNotAffectAnother) {
   for (int64_t t = 0; t < 3; ++t)
     for (int64_t v = 0; v < V; ++v)
       EXPECT_NEAR(alone.f32()[t * V + v], batched.f32()[t * V + v], 1e-5) << t << "," << v;
+}
+
+// Restricted self-attention (--attention-window R): with N layers an output can only depend on
+// inputs within N * R positions (and, in the decoder, not after it). Changing the token at
+// position p leaves every position further away bitwise as it was, in training's forward pass
+// and in inference's fused kernels; without a window the change reaches them.
+struct WindowRun {
+  Tensor memory, logits;  // [L, d] encoder output and [L, V] decoder logits of one sentence
+};
+
+WindowRun run_window_model(Transformer& model, const std::vector<int32_t>& src,
+                           const std::vector<int32_t>& tin, bool inference) {
+  const int64_t L = static_cast<int64_t>(src.size());
+  Tensor s = Tensor::empty({1, L}, DType::I32), t = Tensor::empty({1, L}, DType::I32);
+  std::copy(src.begin(), src.end(), s.i32());
+  std::copy(tin.begin(), tin.end(), t.i32());
+  Arena arena;
+  Context ctx(arena);
+  ctx.inference = inference;
+  const Tensor src_pad = model.padding_mask(ctx, s);
+  const Tensor memory = model.encode(ctx, s, src_pad);
+  const Tensor logits = model.decode(ctx, t, ctx.zeros({1, L}, DType::U8), memory, src_pad);
+  return {memory.clone(), logits.clone()};
+}
+
+// Per position, the largest change of a row of [L, width].
+std::vector<double> changes(const Tensor& a, const Tensor& b, int64_t L) {
+  const int64_t width = a.numel() / L;
+  std::vector<double> out(static_cast<size_t>(L), 0.0);
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t k = 0; k < width; ++k)
+      out[static_cast<size_t>(i)] =
+          std::max(out[static_cast<size_t>(i)],
+                   std::abs(double{a.f32()[i * width + k]} - b.f32()[i * width + k]));
+  return out;
+}
+
+TEST(Masking, PositionsBeyondTheAttentionWindowCannotChangeAnOutput) {
+  const std::vector<int32_t> src = {5, 9, 13, 7, 21, 8, 11, 12, 6, 30, 17, 2};
+  const std::vector<int32_t> tin = {1, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25};
+  const int64_t L = 12, p = 5;
+  for (int window : {0, 1, 2})
+    for (bool inference : {false, true}) {
+      ModelConfig c = config();  // 2 layers: a reach of 2 * window
+      c.attention_window = window;
+      Transformer model(c);
+      model.init_parameters(5);
+      const WindowRun before = run_window_model(model, src, tin, inference);
+      std::vector<int32_t> src2 = src, tin2 = tin;
+      src2[p] = 40;
+      tin2[p] = 41;
+      const WindowRun after = run_window_model(model, src2, tin2, inference);
+      const int64_t reach = 2 * window;
+      const std::vector<double> enc = changes(before.memory, after.memory, L);
+      for (int64_t i = 0; i < L; ++i) {
+        const bool far = window > 0 && std::abs(i - p) > reach;
+        if (far)
+          EXPECT_EQ(enc[i], 0.0) << "window " << window << ": encoder position " << i
+                                 << " saw position " << p;
+        else
+          EXPECT_GT(enc[i], 1e-6) << "window " << window << ": encoder position " << i;
+      }
+      // The decoder: its own input changed at p; the encoder's change reaches it through
+      // cross-attention, which is not restricted, so only the target side is compared: the same
+      // source for both runs.
+      const WindowRun target_only = run_window_model(model, src, tin2, inference);
+      const std::vector<double> dec = changes(before.logits, target_only.logits, L);
+      for (int64_t i = 0; i < L; ++i) {
+        const bool hidden = i < p || (window > 0 && i - p > reach);
+        if (hidden)
+          EXPECT_EQ(dec[i], 0.0) << "window " << window << ": decoder position " << i
+                                 << " saw position " << p;
+        else
+          EXPECT_GT(dec[i], 1e-6) << "window " << window << ": decoder position " << i;
+      }
+    }
+}
+
+TEST(Masking, TheAttentionWindowIsPartOfTheConfig) {
+  ModelConfig c = config();
+  c.attention_window = 16;
+  const nlohmann::json j = c;
+  EXPECT_EQ(j["attention_window"], 16);
+  EXPECT_EQ(j.get<ModelConfig>().attention_window, 16);
+  nlohmann::json old = j;
+  old.erase("attention_window");  // a model from before windows: full attention
+  EXPECT_EQ(old.get<ModelConfig>().attention_window, 0);
+  c.attention_window = -1;
+  EXPECT_THROW(c.validate(), Error);
 }
 
 }  // namespace

@@ -144,6 +144,36 @@ TEST(AttentionHistory, Fp32EqualsAttentionOverEachRowsGatheredPast) {
   }
 }
 
+// Restricted self-attention: the new position (lk - 1) attends to the `window` positions before
+// it and itself, as attention_inference's windowed causal mask has it.
+TEST(AttentionHistory, AWindowKeepsTheLastPositionsOnly) {
+  SplitMix64 rng(43);
+  const Shape4& s = kShapes[0];
+  const Filled f = fill(s, false, rng);
+  const Tensor q = random_tensor({s.rows, s.heads * s.dk}, rng);
+  const int64_t window = 2;
+  Result got{Tensor::empty({s.rows, s.heads * s.dv}), Tensor::empty({s.rows, s.heads, 1, s.lk})};
+  ops::attention_history(q, f.history, s.layer, s.lk, 0.3f, got.context, got.probs, window);
+  Result want{Tensor::empty({s.rows, 1, s.heads * s.dv}),
+              Tensor::empty({s.rows, s.heads, 1, s.lk})};
+  ops::attention_inference(q.reshape({s.rows, 1, s.heads * s.dk}), gathered(f, s, false, false),
+                           gathered(f, s, true, false), s.lk, s.heads, 0.3f, Tensor(), true,
+                           s.lk - 1, want.context, want.probs, window);
+  EXPECT_EQ(values_of(got.context), values_of(want.context));
+  EXPECT_EQ(values_of(got.probs), values_of(want.probs));
+  for (int64_t r = 0; r < s.rows * s.heads; ++r)
+    for (int64_t j = 0; j < s.lk; ++j) {
+      const float w = got.probs.f32()[r * s.lk + j];
+      if (j < s.lk - 1 - window)
+        EXPECT_EQ(w, 0.0f) << "position " << j;
+      else
+        EXPECT_GT(w, 0.0f) << "position " << j;
+    }
+  // And it differs from attending to the whole past.
+  const Result whole = history_attention(f, s, q);
+  EXPECT_NE(values_of(got.context), values_of(whole.context));
+}
+
 TEST(AttentionHistory, Int8EqualsFp32AttentionOverTheDequantizedPast) {
   testing::ThreadCountGuard guard;
   SplitMix64 rng(43);

@@ -17,6 +17,7 @@ struct Case {
   int64_t batch, lq, capacity, lk;
   bool pad, causal;
   int64_t causal_offset;
+  int64_t window = 0;  // restricted self-attention
 };
 
 class FusedAttention : public ::testing::TestWithParam<Case> {};
@@ -48,8 +49,10 @@ TEST_P(FusedAttention, EqualsTheUnfusedPath) {
   Arena a1, a2;
   Context unfused(a1), fused(a2);
   fused.inference = true;
-  const Tensor want = attn.attend(unfused, xq, keys, values, c.lk, pad, c.causal, c.causal_offset);
-  const Tensor got = attn.attend(fused, xq, keys, values, c.lk, pad, c.causal, c.causal_offset);
+  const Tensor want =
+      attn.attend(unfused, xq, keys, values, c.lk, pad, c.causal, c.causal_offset, c.window);
+  const Tensor got =
+      attn.attend(fused, xq, keys, values, c.lk, pad, c.causal, c.causal_offset, c.window);
   ASSERT_EQ(got.shape(), want.shape());
   double worst = 0, largest = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -62,12 +65,19 @@ TEST_P(FusedAttention, EqualsTheUnfusedPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Masks, FusedAttention,
-    ::testing::Values(Case{3, 4, 6, 6, false, false, 0},      // encoder-like
-                      Case{3, 4, 6, 6, true, false, 0},       // source padding, a fully hidden row
-                      Case{2, 5, 5, 5, false, true, 0},       // causal self-attention
-                      Case{3, 2, 9, 6, true, true, 3},        // a cache longer than its use
-                      Case{4, 1, 8, 7, false, false, 0},      // one query per row (greedy step)
-                      Case{40, 3, 30, 30, true, false, 0}));  // large enough to run threaded
+    ::testing::Values(Case{3, 4, 6, 6, false, false, 0},    // encoder-like
+                      Case{3, 4, 6, 6, true, false, 0},     // source padding, a fully hidden row
+                      Case{2, 5, 5, 5, false, true, 0},     // causal self-attention
+                      Case{3, 2, 9, 6, true, true, 3},      // a cache longer than its use
+                      Case{4, 1, 8, 7, false, false, 0},    // one query per row (greedy step)
+                      Case{40, 3, 30, 30, true, false, 0},  // large enough to run threaded
+                      Case{3, 6, 6, 6, true, false, 0, 1},  // encoder, window 1
+                      Case{2, 5, 5, 5, false, true, 0, 2},  // causal, window 2
+                      Case{3, 2, 9, 6, true, true, 3, 1},   // cached, window 1
+                      Case{40, 30, 30, 30, true, false, 0, 4},  // threaded, window 4
+                      // Long enough for training's banded scores (blocks of 64 queries).
+                      Case{2, 200, 200, 200, true, false, 0, 5},
+                      Case{2, 150, 150, 150, false, true, 0, 7}));
 
 }  // namespace
 }  // namespace transduce

@@ -90,6 +90,31 @@ TEST(OpsSoftmax, CausalMaskHidesLaterKeys) {
   EXPECT_EQ(s.f32()[0], 1.0f);  // the first query sees only itself
 }
 
+// Restricted self-attention: query i (at position i + offset) sees keys j with |j - (i + offset)|
+// <= window, and only those before it when causal; padding hides keys inside the window too.
+TEST(OpsSoftmax, AWindowHidesKeysFartherThanIt) {
+  SplitMix64 rng(35);
+  const int64_t lq = 9, lk = 9, window = 2;
+  std::vector<uint8_t> pad(lk, 0);
+  pad[4] = 1;
+  for (bool causal : {false, true})
+    for (int64_t offset : {int64_t{0}, int64_t{-3}}) {
+      Tensor s = random_tensor({1, 1, lq, lk}, rng, -2.0f, 2.0f);
+      const Tensor s0 = s.clone();
+      ops::masked_softmax(s, 1, 1, u8_tensor({1, lk}, pad), causal, offset, window);
+      for (int64_t i = 0; i < lq; ++i) {
+        const int64_t at = i + offset;
+        std::vector<uint8_t> hidden(lk);
+        for (int64_t j = 0; j < lk; ++j)
+          hidden[j] = pad[j] || std::abs(j - at) > window || (causal && j > at);
+        const auto want = naive_softmax(s0.f32() + i * lk, lk, hidden.data(), lk);
+        for (int64_t j = 0; j < lk; ++j)
+          EXPECT_NEAR(s.f32()[i * lk + j], want[static_cast<size_t>(j)], 1e-6)
+              << "causal " << causal << " offset " << offset << " query " << i << " key " << j;
+      }
+    }
+}
+
 TEST(OpsSoftmax, CausalOffsetShiftsTheVisibleKeys) {
   // Incremental decoding: 2 new queries after 3 cached keys, 5 keys in all; query i sees j <= i+3.
   SplitMix64 rng(33);

@@ -116,6 +116,7 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
       EXPECT_EQ(j["kind"], "valid");
       ++valid_records;
       EXPECT_GT(j["ppl"].get<double>(), 1.0);
+      EXPECT_TRUE(j.contains("bleu")) << line;  // the recipe validates by BLEU
     }
   }
   EXPECT_EQ(train_records, 6);  // 30 steps, a line every 5
@@ -142,6 +143,9 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
       best = std::max(best, g["val_bleu"].get<double>());
   }
   EXPECT_TRUE(chosen_in_grid);
+  // The best-validated weights are among the candidates.
+  EXPECT_TRUE(
+      std::any_of(grid.begin(), grid.end(), [](const auto& g) { return g["weights"] == "best"; }));
   EXPECT_EQ(results["decoding"]["chosen"]["val_bleu"].get<double>(), best);
 
   for (const char* test : {"test_2016_flickr", "test_2017_flickr"}) {
@@ -182,7 +186,7 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   for (size_t at = svg.find("<polyline"); at != std::string::npos;
        at = svg.find("<polyline", at + 1))
     ++polylines;
-  EXPECT_EQ(polylines, 2u);  // training loss and validation perplexity
+  EXPECT_EQ(polylines, 3u);  // training loss, validation perplexity and BLEU
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 
   // --decode-only redoes averaging, tuning and the tests with the trained model, untouched.

@@ -13,6 +13,7 @@
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
 #include "ops/cpu/quantize_vector.h"
+#include "ops/cpu/visible_keys.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
@@ -66,16 +67,17 @@ Heads<T> history_view(const KvHistory& h, bool values) {
           values ? h.dv : h.dk};
 }
 
-// One query qi of head h over keys j < visible, stored at vector rows key_row(j); hidden(j) skips
-// a key. Writes the context ci [dv] and, when wi is given, the weights wi [visible] (zero where
-// hidden; the caller zeroes the rest). p is scratch of at least `visible` floats.
+// One query qi of head h over keys first <= j < visible, stored at vector rows key_row(j);
+// hidden(j) skips a key. Writes the context ci [dv] and, when wi is given, the weights wi
+// [visible] (zero where hidden or before `first`; the caller zeroes the rest). p is scratch of at
+// least `visible` floats.
 template <class T, class KeyRow, class Hidden>
 void attend_one(const float* qi, int64_t h, const Heads<T>& keys, const Heads<T>& values,
-                int64_t visible, KeyRow key_row, Hidden hidden, float scale, float* p, float* ci,
-                float* wi) {
+                int64_t first, int64_t visible, KeyRow key_row, Hidden hidden, float scale,
+                float* p, float* ci, float* wi) {
   const int64_t dk = keys.d, dv = values.d;
   float mx = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < visible; ++j) {
+  for (int64_t j = first; j < visible; ++j) {
     if (hidden(j)) continue;
     const int64_t row = key_row(j);
     const T* kj = keys.at(row, h);
@@ -89,13 +91,13 @@ void attend_one(const float* qi, int64_t h, const Heads<T>& keys, const Heads<T>
   if (wi) std::fill(wi, wi + visible, 0.0f);
   if (mx == -std::numeric_limits<float>::infinity()) return;  // every key hidden
   float sum = 0;
-  for (int64_t j = 0; j < visible; ++j) {
+  for (int64_t j = first; j < visible; ++j) {
     if (hidden(j)) continue;
     p[j] = fast_exp(p[j] - mx);
     sum += p[j];
   }
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < visible; ++j) {
+  for (int64_t j = first; j < visible; ++j) {
     if (hidden(j)) continue;
     const float w = p[j] * inv;
     if (wi) wi[j] = w;
@@ -126,7 +128,8 @@ bool is_int8(const HeadVectors& keys, const HeadVectors& values, int64_t heads) 
 template <class T>
 void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const HeadVectors& values_t,
                             int64_t lk, int64_t heads, float scale, const uint8_t* pad, bool causal,
-                            int64_t causal_offset, const Tensor& context, const Tensor& probs) {
+                            int64_t causal_offset, int64_t window, const Tensor& context,
+                            const Tensor& probs) {
   const int64_t batch = q.dim(0), lq = q.dim(1), cap = keys_t.data.dim(1);
   const Heads<T> keys = heads_view<T>(keys_t, heads), values = heads_view<T>(values_t, heads);
   const int64_t wq = q.dim(2), wv = context.dim(2);
@@ -141,11 +144,12 @@ void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const He
       const int64_t b = bh / heads, h = bh % heads;
       const uint8_t* prow = pad ? pad + b * lk : nullptr;
       for (int64_t i = 0; i < lq; ++i) {
-        const int64_t visible = causal ? std::clamp<int64_t>(i + causal_offset + 1, 0, lk) : lk;
+        const KeyRange range = visible_keys(i + causal_offset, lk, causal, window);
+        const int64_t visible = std::max(range.first, range.end);
         float* wi = pw ? pw + ((b * heads + h) * lq + i) * lk : nullptr;
         if (wi) std::fill(wi + visible, wi + lk, 0.0f);
         attend_one(
-            pq + (b * lq + i) * wq + h * keys.d, h, keys, values, visible,
+            pq + (b * lq + i) * wq + h * keys.d, h, keys, values, range.first, visible,
             [&](int64_t j) { return b * cap + j; }, [&](int64_t j) { return prow && prow[j]; },
             scale, p.data(), pc + (b * lq + i) * wv + h * values.d, wi);
       }
@@ -155,7 +159,7 @@ void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const He
 
 template <class T>
 void attention_history_as(const Tensor& q, const KvHistory& hist, int64_t layer, int64_t lk,
-                          float scale, const Tensor& context, const Tensor& probs) {
+                          float scale, int64_t window, const Tensor& context, const Tensor& probs) {
   const int64_t n = q.dim(0), heads = hist.heads, slots = hist.slots(), layers = hist.layers();
   const Heads<T> keys = history_view<T>(hist, false), values = history_view<T>(hist, true);
   const int64_t wq = q.dim(1), wv = context.dim(1);
@@ -169,9 +173,10 @@ void attention_history_as(const Tensor& q, const KvHistory& hist, int64_t layer,
 #pragma omp for schedule(static)
     for (int64_t rh = 0; rh < n * heads; ++rh) {
       const int64_t r = rh / heads, h = rh % heads;
+      // The new position is lk - 1: with a window, only the positions `window` before it.
       attend_one(
-          pq + r * wq + h * keys.d, h, keys, values, lk,
-          [&](int64_t j) { return (j * layers + layer) * slots + slot_of[j * slots + r]; },
+          pq + r * wq + h * keys.d, h, keys, values, visible_keys(lk - 1, lk, true, window).first,
+          lk, [&](int64_t j) { return (j * layers + layer) * slots + slot_of[j * slots + r]; },
           [](int64_t) { return false; }, scale, p.data(), pc + r * wv + h * values.d,
           pw ? pw + (r * heads + h) * lk : nullptr);
     }
@@ -182,7 +187,8 @@ void attention_history_as(const Tensor& q, const KvHistory& hist, int64_t layer,
 
 void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVectors& values,
                          int64_t lk, int64_t heads, float scale, const Tensor& key_pad, bool causal,
-                         int64_t causal_offset, const Tensor& context, const Tensor& probs) {
+                         int64_t causal_offset, const Tensor& context, const Tensor& probs,
+                         int64_t window) {
   const Tensor& k = keys.data;
   const Tensor& v = values.data;
   require_cpu({&q, &k, &v, &context});
@@ -201,10 +207,10 @@ void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVec
   const uint8_t* pad = key_pad_data(key_pad, batch, lk);
   if (is_int8(keys, values, heads))
     attention_inference_as<int8_t>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
-                                   context, probs);
+                                   window, context, probs);
   else
     attention_inference_as<float>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
-                                  context, probs);
+                                  window, context, probs);
 }
 
 int64_t KvHistory::row_bytes(bool int8, int64_t heads, int64_t dk, int64_t dv) {
@@ -264,7 +270,7 @@ void store_history(const KvHistory& h, int64_t layer, int64_t position, const Te
 }
 
 void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64_t lk, float scale,
-                       const Tensor& context, const Tensor& probs) {
+                       const Tensor& context, const Tensor& probs, int64_t window) {
   check_history(h, layer, std::max<int64_t>(lk - 1, 0));
   require_cpu({&q, &context});
   const int64_t n = q.dim(0), slots = h.slots();
@@ -283,9 +289,9 @@ void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64
       TD_CHECK(slot_of[j * slots + r] >= 0 && slot_of[j * slots + r] < slots,
                "history slot {} of {} at position {}", slot_of[j * slots + r], slots, j);
   if (h.int8)
-    attention_history_as<int8_t>(q, h, layer, lk, scale, context, probs);
+    attention_history_as<int8_t>(q, h, layer, lk, scale, window, context, probs);
   else
-    attention_history_as<float>(q, h, layer, lk, scale, context, probs);
+    attention_history_as<float>(q, h, layer, lk, scale, window, context, probs);
 }
 
 }  // namespace transduce::ops

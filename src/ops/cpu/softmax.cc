@@ -5,12 +5,13 @@
 
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
+#include "ops/cpu/visible_keys.h"
 #include "ops/ops.h"
 
 namespace transduce::ops {
 
 void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
-                    bool causal, int64_t causal_offset) {
+                    bool causal, int64_t causal_offset, int64_t window) {
   require_cpu({&scores});
   const int64_t lk = scores.cols();
   const int64_t lq = scores.rows() / (batch * heads);
@@ -23,10 +24,11 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
     const int64_t b = r / (heads * lq), q = r % lq;
     float* row = s + r * lk;
     const uint8_t* prow = pad ? pad + b * lk : nullptr;
-    // Keys at or past `visible` are hidden by the causal mask.
-    const int64_t visible = causal ? std::clamp<int64_t>(q + causal_offset + 1, 0, lk) : lk;
+    // Keys outside [first, visible) are hidden by the causal mask and the window.
+    const KeyRange keys = visible_keys(q + causal_offset, lk, causal, window);
+    const int64_t first = keys.first, visible = std::max(keys.first, keys.end);
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < visible; ++j)
+    for (int64_t j = first; j < visible; ++j)
       if (!prow || !prow[j]) mx = std::max(mx, row[j]);
     if (mx == -std::numeric_limits<float>::infinity()) {
       std::fill(row, row + lk, 0.0f);
@@ -35,20 +37,21 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
     float sum = 0;
     if (prow) {
 #pragma omp simd reduction(+ : sum)
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < visible; ++j) {
         const float e = prow[j] ? 0.0f : fast_exp(row[j] - mx);
         row[j] = e;
         sum += e;
       }
     } else {
 #pragma omp simd reduction(+ : sum)
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < visible; ++j) {
         row[j] = fast_exp(row[j] - mx);
         sum += row[j];
       }
     }
     const float inv = 1.0f / sum;
-    for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+    for (int64_t j = first; j < visible; ++j) row[j] *= inv;
+    std::fill(row, row + first, 0.0f);
     std::fill(row + visible, row + lk, 0.0f);
   }
 }

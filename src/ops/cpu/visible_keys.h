@@ -1,0 +1,26 @@
+// Which keys a query may attend to under the masks of masked_softmax and the fused attention
+// kernels: one contiguous range, before padding.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace transduce::ops {
+
+struct KeyRange {
+  int64_t first = 0, end = 0;  // keys first .. end - 1 (empty when first >= end)
+};
+
+// The query at position `position` over lk keys: causal hides keys after it; a window > 0 hides
+// keys more than `window` away.
+inline KeyRange visible_keys(int64_t position, int64_t lk, bool causal, int64_t window) {
+  KeyRange r{0, lk};
+  if (causal) r.end = std::clamp<int64_t>(position + 1, 0, lk);
+  if (window > 0) {
+    r.first = std::clamp<int64_t>(position - window, 0, lk);
+    if (!causal) r.end = std::clamp<int64_t>(position + window + 1, 0, lk);
+  }
+  return r;
+}
+
+}  // namespace transduce::ops
