@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "model/attention_recorder.h"
 #include "ops/ops.h"
+#include "ops/visible_keys.h"
 
 namespace transduce {
 
@@ -57,13 +58,14 @@ constexpr int64_t kBandRows = 64;
 
 using Band = MultiHeadAttention::Band;
 
+// A block's keys: from the first its first query sees to the last its last query sees.
 std::vector<Band> score_bands(int64_t lq, int64_t lk, int64_t window, bool causal) {
   if (window <= 0) return {{0, lq, 0, lk}};
   std::vector<Band> bands;
   for (int64_t q0 = 0; q0 < lq; q0 += kBandRows) {
     const int64_t q1 = std::min(lq, q0 + kBandRows);
-    const int64_t k0 = std::clamp<int64_t>(q0 - window, 0, lk);
-    const int64_t k1 = std::clamp<int64_t>(causal ? q1 : q1 + window, k0, lk);
+    const int64_t k0 = ops::visible_keys(q0, lk, causal, window).first;
+    const int64_t k1 = std::max(k0, ops::visible_keys(q1 - 1, lk, causal, window).end);
     bands.push_back({q0, q1, k0, k1});
   }
   return bands;

@@ -354,9 +354,9 @@ TrainLog Trainer::validate() {
   return log;
 }
 
-bool Trainer::validate_and_keep_best(const std::function<void(const TrainLog&)>& log) {
+void Trainer::validate_and_keep_best(const std::function<void(const TrainLog&)>& log) {
   TrainLog l = validate();
-  if (!valid_) return false;
+  if (!valid_) return;
   double value = l.perplexity;
   if (best_.metric == ValidMetric::kBleu) value = *l.bleu;
   if (best_.metric == ValidMetric::kChrf) value = *l.chrf;
@@ -378,7 +378,6 @@ bool Trainer::validate_and_keep_best(const std::function<void(const TrainLog&)>&
     with_validated_weights([&] { save_model_snapshot(options_.out_dir, "best", model_, info); });
   }
   if (comm_.rank() == 0 && log) log(l);
-  return best_.out_of_patience(options_.patience);
 }
 
 void Trainer::save() {
@@ -432,9 +431,8 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
     interval = Interval{};
     interval_start = now_seconds();
   };
-  bool out_of_patience = false;
   auto validate_and_log = [&] {
-    out_of_patience = validate_and_keep_best(log);
+    validate_and_keep_best(log);
     last_valid_step = step_;
   };
 
@@ -458,7 +456,6 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
     if (progress && leader) progress(step_);
     if (options_.log_every > 0 && step_ % options_.log_every == 0) report();
     if (valid_ && options_.valid_every > 0 && step_ % options_.valid_every == 0) validate_and_log();
-    if (out_of_patience) break;
     if (options_.save_every > 0 && step_ % options_.save_every == 0) {
       save();
       last_saved_step = step_;

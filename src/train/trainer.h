@@ -152,9 +152,9 @@ class Trainer {
   // is one (bf16 copies refreshed both ways), else the weights as they are.
   template <typename F>
   void with_validated_weights(F&& f);
-  // A validation, and what follows from it: MODEL_DIR/best/ on improvement. Returns whether
-  // --patience ends the run.
-  bool validate_and_keep_best(const std::function<void(const TrainLog&)>& log);
+  // A validation, and what follows from it: MODEL_DIR/best/ on improvement (and, through
+  // limits_reached(), the end of the run when --patience runs out).
+  void validate_and_keep_best(const std::function<void(const TrainLog&)>& log);
 
   SingleProcess single_process_;
   Communicator& comm_;

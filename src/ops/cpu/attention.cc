@@ -13,8 +13,8 @@
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
 #include "ops/cpu/quantize_vector.h"
-#include "ops/cpu/visible_keys.h"
 #include "ops/ops.h"
+#include "ops/visible_keys.h"
 
 namespace transduce::ops {
 
@@ -145,7 +145,7 @@ void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const He
       const uint8_t* prow = pad ? pad + b * lk : nullptr;
       for (int64_t i = 0; i < lq; ++i) {
         const KeyRange range = visible_keys(i + causal_offset, lk, causal, window);
-        const int64_t visible = std::max(range.first, range.end);
+        const int64_t visible = range.end;
         float* wi = pw ? pw + ((b * heads + h) * lq + i) * lk : nullptr;
         if (wi) std::fill(wi + visible, wi + lk, 0.0f);
         attend_one(

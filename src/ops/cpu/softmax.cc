@@ -5,8 +5,8 @@
 
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
-#include "ops/cpu/visible_keys.h"
 #include "ops/ops.h"
+#include "ops/visible_keys.h"
 
 namespace transduce::ops {
 
@@ -26,7 +26,7 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
     const uint8_t* prow = pad ? pad + b * lk : nullptr;
     // Keys outside [first, visible) are hidden by the causal mask and the window.
     const KeyRange keys = visible_keys(q + causal_offset, lk, causal, window);
-    const int64_t first = keys.first, visible = std::max(keys.first, keys.end);
+    const int64_t first = keys.first, visible = keys.end;
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t j = first; j < visible; ++j)
       if (!prow || !prow[j]) mx = std::max(mx, row[j]);

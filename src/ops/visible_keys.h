@@ -1,5 +1,6 @@
-// Which keys a query may attend to under the masks of masked_softmax and the fused attention
-// kernels: one contiguous range, before padding.
+// Which keys a query may attend to under the causal mask and a window (restricted
+// self-attention): one contiguous range, before padding. masked_softmax, the fused attention
+// kernels and training's banded score products all take their ranges from here.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 namespace transduce::ops {
 
 struct KeyRange {
-  int64_t first = 0, end = 0;  // keys first .. end - 1 (empty when first >= end)
+  int64_t first = 0, end = 0;  // keys first .. end - 1; end >= first (empty when equal)
 };
 
 // The query at position `position` over lk keys: causal hides keys after it; a window > 0 hides
@@ -20,6 +21,7 @@ inline KeyRange visible_keys(int64_t position, int64_t lk, bool causal, int64_t 
     r.first = std::clamp<int64_t>(position - window, 0, lk);
     if (!causal) r.end = std::clamp<int64_t>(position + window + 1, 0, lk);
   }
+  r.end = std::max(r.end, r.first);
   return r;
 }
 
