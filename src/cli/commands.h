@@ -1,7 +1,13 @@
 // Each subcommand registers itself on the top-level app; the callback runs it.
 #pragma once
 
+#include <functional>
+
 #include <CLI/CLI.hpp>
+
+namespace transduce {
+struct TrainLog;
+}
 
 namespace transduce::cli {
 
@@ -10,7 +16,8 @@ void register_bench(CLI::App& app);
 void register_average(CLI::App& app);
 void register_quantize(CLI::App& app);
 void register_vocab(CLI::App& app);
-void register_train(CLI::App& app);
+// `progress` (the Python module's train()) gets each record train_log.jsonl gets, after it.
+void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress = {});
 void register_translate(CLI::App& app);
 void register_score(CLI::App& app);
 void register_score_pairs(CLI::App& app);

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <exception>
 
+#include "cli/app.h"
 #include "cli/commands.h"
 #include "core/error.h"
-#include "core/threads.h"
 #include "ops/cpu/blas_kernels.h"
 
 int main(int argc, char** argv) {
@@ -23,14 +23,8 @@ int main(int argc, char** argv) {
   CLI::App app{"transduce: Transformer translation toolkit (Vaswani et al., 2017)"};
   app.require_subcommand(1);
   // Global options after the subcommand too (`transduce train ... --threads 2`): subcommands
-  // created below inherit this and hand options they do not know to their parent.
-  app.fallthrough();
-  int threads = 0;
-  app.add_option("--threads", threads,
-                 "threads for BLAS and the kernels (default: all cores); before or after the "
-                 "subcommand")
-      ->check(CLI::Range(0, 4096));
-  app.parse_complete_callback([&] { transduce::set_threads(threads); });
+  // created below inherit fallthrough and hand options they do not know to their parent.
+  transduce::cli::add_global_options(app);
   transduce::cli::register_params(app);
   transduce::cli::register_bench(app);
   transduce::cli::register_average(app);

@@ -32,19 +32,12 @@ void run_score_pairs(const ScorePairsFlags& f) {
   LoadedModel loaded(f.model_dir, compute_type_choice(f.compute_type));
   const ParallelText text = read_parallel(f.src, f.tgt);
   const Tokenizer& tok = loaded.tokenizer();
-  const int64_t limit = loaded.config().max_positions - 1;
-  std::vector<std::vector<int32_t>> sources, targets;
-  for (size_t i = 0; i < text.src.size(); ++i) {
-    sources.push_back(tok.encode(text.src[i]));
-    targets.push_back(tok.encode(text.tgt[i]));
-    // Scores of a cut sentence would be of another sentence: refused, not cut.
-    for (const auto& [pieces, path] :
-         {std::pair{&sources.back(), &f.src}, {&targets.back(), &f.tgt}})
-      if (static_cast<int64_t>(pieces->size()) > limit)
-        fail("{}:{}: {} pieces, more than the model's {}", *path, i + 1, pieces->size(), limit);
-  }
+  const PiecePairs pairs = encode_pairs(
+      tok, loaded.config(), text.src, text.tgt,
+      [&](int side, size_t i) { return fmt::format("{}:{}", side == 0 ? f.src : f.tgt, i + 1); });
+  const std::vector<std::vector<int32_t>>& targets = pairs.targets;
   const std::vector<PairScore> scores =
-      score_pairs(loaded.model(), sources, targets, f.alpha, f.batch_tokens);
+      score_pairs(loaded.model(), pairs.sources, targets, f.alpha, f.batch_tokens);
 
   auto write = [&](std::FILE* out) {
     for (size_t i = 0; i < scores.size(); ++i) {

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -48,12 +50,37 @@ struct TrainFlags {
   double dist_timeout = 600;
   TrainOptions options;
   CLI::App* cmd = nullptr;
+  std::function<void(const TrainLog&)> progress;
 };
 
 Trainer* g_running = nullptr;
 void request_stop(int) {
   if (g_running) g_running->stop();
 }
+
+// While it lives, SIGINT, SIGTERM and SIGUSR1 ask `trainer` to stop at its next update (mpirun
+// passes SIGUSR1 on to the ranks and waits for them); the handlers before are put back however
+// training ends (in the Python module, Python's own).
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(Trainer* trainer) {
+    g_running = trainer;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &before_[i]);
+  }
+  ~StopOnSignals() {
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &before_[i], nullptr);
+    g_running = nullptr;
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+  struct sigaction before_[std::size(kSignals)]{};
+};
 
 // "new best ppl" or "best BLEU 35.12 at step 4000, 2 without improvement".
 std::string best_string(const TrainLog& l) {
@@ -325,16 +352,14 @@ void train(TrainFlags& f, Communicator* comm) {
     json_log = std::make_unique<TrainLogFile>((fs::path(model_dir) / "train_log.jsonl").string(),
                                               checkpoint ? trainer->step() : -1);
   const int64_t first_step = trainer->step();
-  g_running = trainer.get();
-  signal(SIGINT, request_stop);
-  signal(SIGTERM, request_stop);
-  signal(SIGUSR1, request_stop);  // mpirun passes SIGUSR1 on to the ranks and waits for them
+  std::optional<StopOnSignals> stop_on_signals(std::in_place, trainer.get());
   // A launcher gives its ranks a terminal even when its own output goes to a file.
   const bool tty = !comm && isatty(STDERR_FILENO);
   trainer->run(
       [&](const TrainLog& l) {
         if (tty) fmt::print(stderr, "\r\033[K");
-        json_log->write(l);
+        if (json_log) json_log->write(l);
+        if (f.progress) f.progress(l);
         if (l.validation)
           spdlog::info("valid step {} | loss {:.4f} | ppl {:.2f}{}{} | {}", l.step, l.loss,
                        l.perplexity, l.bleu ? fmt::format(" | BLEU {:.2f}", *l.bleu) : "",
@@ -351,7 +376,7 @@ void train(TrainFlags& f, Communicator* comm) {
           fmt::print(stderr, "\r  step {}{}", step,
                      options.max_steps > 0 ? fmt::format("/{}", options.max_steps) : "");
       });
-  g_running = nullptr;
+  stop_on_signals.reset();
   if (tty) fmt::print(stderr, "\r\033[K");
   if (checkpoint && trainer->step() == first_step && trainer->limits_reached())
     spdlog::info(
@@ -387,8 +412,9 @@ void run_train(TrainFlags& f) {
 
 }  // namespace
 
-void register_train(CLI::App& app) {
+void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress) {
   auto f = std::make_shared<TrainFlags>();
+  f->progress = std::move(progress);
   CLI::App* cmd = app.add_subcommand("train", "train a model on parallel text (section 5)");
   f->cmd = cmd;
   f->model.add_to(*cmd, /*with_vocab_size=*/false);

@@ -11,6 +11,27 @@
 
 namespace transduce {
 
+PiecePairs encode_pairs(const Tokenizer& tokenizer, const ModelConfig& config,
+                        const std::vector<std::string>& sources,
+                        const std::vector<std::string>& targets,
+                        const std::function<std::string(int side, size_t index)>& where) {
+  if (sources.size() != targets.size())
+    fail("{} sources and {} targets: scoring needs one target per source", sources.size(),
+         targets.size());
+  const int64_t limit = config.max_positions - 1;
+  PiecePairs out;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    out.sources.push_back(tokenizer.encode(sources[i]));
+    out.targets.push_back(tokenizer.encode(targets[i]));
+    for (int side = 0; side < 2; ++side) {
+      const size_t pieces = (side == 0 ? out.sources : out.targets).back().size();
+      if (static_cast<int64_t>(pieces) > limit)
+        fail("{}: {} pieces, more than the model's {}", where(side, i), pieces, limit);
+    }
+  }
+  return out;
+}
+
 std::vector<PairScore> score_pairs(Transformer& model,
                                    const std::vector<std::vector<int32_t>>& sources,
                                    const std::vector<std::vector<int32_t>>& targets, float alpha,

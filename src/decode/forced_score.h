@@ -3,9 +3,13 @@
 // rescoring and data filtering.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "model/transformer.h"
+#include "text/tokenizer.h"
 
 namespace transduce {
 
@@ -23,5 +27,16 @@ std::vector<PairScore> score_pairs(Transformer& model,
                                    const std::vector<std::vector<int32_t>>& sources,
                                    const std::vector<std::vector<int32_t>>& targets, float alpha,
                                    int64_t batch_tokens = 2000);
+
+// Pairs of text in pieces for score_pairs. A side longer than the model accepts is refused, not
+// cut (the scores of a cut sentence would be of another sentence): one line naming it by
+// `where(side, index)` (side 0 the source, 1 the target; "FILE:LINE", "targets[3]").
+struct PiecePairs {
+  std::vector<std::vector<int32_t>> sources, targets;
+};
+PiecePairs encode_pairs(const Tokenizer& tokenizer, const ModelConfig& config,
+                        const std::vector<std::string>& sources,
+                        const std::vector<std::string>& targets,
+                        const std::function<std::string(int side, size_t index)>& where);
 
 }  // namespace transduce

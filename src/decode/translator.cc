@@ -30,6 +30,11 @@ Translator::Translator(Transformer& model, const Tokenizer& tokenizer, Translate
   check_options(options_);
 }
 
+void Translator::set_options(TranslateOptions options) {
+  check_options(options);
+  options_ = std::move(options);
+}
+
 std::vector<std::vector<Translation>> Translator::translate(
     const std::vector<std::string>& lines, int64_t first_line,
     const std::function<void(const std::string&)>& warn) {

@@ -54,6 +54,8 @@ class Translator {
   // The most pieces a source may have (EOS is added to them).
   int64_t source_limit() const { return model_.config().max_positions - 1; }
   const TranslateOptions& options() const { return options_; }
+  // What translate() uses from now on (checked as the constructor checks them).
+  void set_options(TranslateOptions options);
   const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:

@@ -1,0 +1,278 @@
+// transduce.Translator: a model directory loaded once, translating lists of sentences (beam or
+// greedy search, n-best lists, attention weights) and scoring given translations. Each call
+// releases the GIL; calls from several Python threads take turns on the model, each using the
+// translator's thread count.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+#include <nlohmann/json.hpp>
+
+#include "bindings.h"
+#include "core/error.h"
+#include "core/threads.h"
+#include "decode/forced_score.h"
+#include "decode/loaded_model.h"
+#include "decode/translator.h"
+#include "model/precision.h"
+#include "train/example.h"
+
+namespace py = pybind11;
+
+namespace transduce::python {
+
+namespace {
+
+struct Attention {
+  std::vector<int32_t> source_ids, target_ids;
+  std::vector<std::string> source_pieces, target_pieces, target_input_pieces;
+  py::array_t<float> encoder_self, decoder_self, cross;  // [layers, heads, queries, keys]
+};
+
+struct PyTranslation {
+  std::string text;
+  std::vector<int32_t> tokens;
+  std::vector<std::string> pieces;
+  float score = 0;
+  std::optional<Attention> attention;
+};
+
+struct PyPairScore {
+  float log_prob = 0, score = 0;
+  py::array_t<float> token_log_probs;
+  std::vector<std::string> pieces;  // the target's, then EOS's
+};
+
+std::vector<std::string> pieces_of(const Tokenizer& tok, const std::vector<int32_t>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int32_t id : ids) out.push_back(tok.piece(id));
+  return out;
+}
+
+// One tensor per layer, each [H, Q, K], as one array [layers, H, Q, K].
+py::array_t<float> stack_layers(const std::vector<Tensor>& layers) {
+  if (layers.empty()) return py::array_t<float>(std::vector<py::ssize_t>{0, 0, 0, 0});
+  const Tensor& first = layers.front();
+  py::array_t<float> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(layers.size()),
+                                                  first.dim(0), first.dim(1), first.dim(2)});
+  float* dst = out.mutable_data();
+  for (const Tensor& t : layers) {
+    const Tensor c = t.is_contiguous() ? t : t.clone();
+    std::memcpy(dst, c.f32(), c.nbytes());
+    dst += c.numel();
+  }
+  return out;
+}
+
+Attention to_python(const AttentionMaps& maps, const Tokenizer& tok) {
+  Attention a;
+  a.source_ids = maps.source;
+  a.target_ids = maps.target;
+  a.source_pieces = pieces_of(tok, maps.source);
+  a.target_pieces = pieces_of(tok, maps.target);
+  a.target_input_pieces = pieces_of(tok, maps.target_input());
+  a.encoder_self = stack_layers(maps.encoder_self);
+  a.decoder_self = stack_layers(maps.decoder_self);
+  a.cross = stack_layers(maps.cross);
+  return a;
+}
+
+class PyTranslator {
+ public:
+  PyTranslator(const std::string& model_dir, int threads,
+               const std::optional<std::string>& compute_type, int64_t batch_tokens)
+      : threads_(threads > 0 ? threads : num_cores()),
+        loaded_(model_dir,
+                compute_type ? std::optional(parse_compute_type(*compute_type)) : std::nullopt) {
+    // BLAS's count is one for the process, as the command line's --threads sets it.
+    if (threads > 0) set_threads(threads);
+    TranslateOptions options;
+    options.batch_tokens = batch_tokens;
+    translator_ = std::make_unique<Translator>(loaded_.model(), loaded_.tokenizer(), options);
+  }
+
+  py::object translate(const std::vector<std::string>& texts, int beam, float alpha, int nbest,
+                       bool return_attention, float max_len_a, int max_len_b) {
+    const TranslateOptions options =
+        options_for(beam, alpha, nbest, return_attention, max_len_a, max_len_b);
+    std::vector<std::string> warnings;
+    std::vector<std::vector<Translation>> found;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ScopedOmpThreads omp(threads_);
+      translator_->set_options(options);
+      found =
+          translator_->translate(texts, 1, [&](const std::string& w) { warnings.push_back(w); });
+    }
+    for (const std::string& w : warnings)
+      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    return results(std::move(found), nbest);
+  }
+
+  py::object translate_pieces(const std::vector<std::vector<int32_t>>& sources, int beam,
+                              float alpha, int nbest, bool return_attention, float max_len_a,
+                              int max_len_b) {
+    const TranslateOptions options =
+        options_for(beam, alpha, nbest, return_attention, max_len_a, max_len_b);
+    std::vector<std::vector<Translation>> found;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ScopedOmpThreads omp(threads_);
+      found = translator_->translate_pieces(sources, options);
+    }
+    return results(std::move(found), nbest);
+  }
+
+  std::vector<PyPairScore> score(const std::vector<std::string>& sources,
+                                 const std::vector<std::string>& targets, float alpha,
+                                 int64_t batch_tokens) {
+    PiecePairs pairs;
+    std::vector<PairScore> scores;
+    {
+      py::gil_scoped_release release;
+      pairs = encode_pairs(loaded_.tokenizer(), loaded_.config(), sources, targets,
+                           [](int side, size_t i) {
+                             return fmt::format("{}[{}]", side == 0 ? "sources" : "targets", i);
+                           });
+      std::lock_guard<std::mutex> lock(mutex_);
+      ScopedOmpThreads omp(threads_);
+      scores = score_pairs(loaded_.model(), pairs.sources, pairs.targets, alpha, batch_tokens);
+    }
+    std::vector<PyPairScore> out;
+    for (size_t i = 0; i < scores.size(); ++i) {
+      PyPairScore s{scores[i].log_prob, scores[i].score,
+                    py::array_t<float>(static_cast<py::ssize_t>(scores[i].token_log_probs.size()),
+                                       scores[i].token_log_probs.data()),
+                    pieces_of(loaded_.tokenizer(), pairs.targets[i])};
+      s.pieces.push_back(loaded_.tokenizer().piece(kEosId));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  const LoadedModel& loaded() const { return loaded_; }
+  int threads() const { return threads_; }
+
+ private:
+  TranslateOptions options_for(int beam, float alpha, int nbest, bool attention, float max_len_a,
+                               int max_len_b) const {
+    TranslateOptions o = translator_->options();
+    o.search.beam = beam;
+    o.search.alpha = alpha;
+    o.search.nbest = nbest;
+    o.search.max_len_a = max_len_a;
+    o.search.max_len_b = max_len_b;
+    o.attention = attention;
+    if (beam < 1) fail("beam must be at least 1, got {}", beam);
+    if (nbest < 1 || nbest > beam)
+      fail("nbest must be between 1 and the beam ({}), got {}", beam, nbest);
+    if (alpha < 0) fail("alpha must not be negative, got {}", alpha);
+    return o;
+  }
+
+  // nbest 1: the best translation of each input; else a list of up to nbest for each.
+  py::object results(std::vector<std::vector<Translation>> found, int nbest) const {
+    const Tokenizer& tok = loaded_.tokenizer();
+    py::list out;
+    for (std::vector<Translation>& hyps : found) {
+      py::list each;
+      for (Translation& t : hyps) {
+        PyTranslation p{std::move(t.text), t.tokens, pieces_of(tok, t.tokens), t.score,
+                        std::nullopt};
+        if (t.attention) p.attention = to_python(*t.attention, tok);
+        each.append(py::cast(std::move(p)));
+      }
+      if (nbest == 1) {
+        out.append(each[0]);
+      } else {
+        out.append(each);
+      }
+    }
+    return out;
+  }
+
+  int threads_;
+  LoadedModel loaded_;
+  std::unique_ptr<Translator> translator_;
+  std::mutex mutex_;  // one search at a time on the model and its arenas
+};
+
+}  // namespace
+
+void register_translator(py::module_& m) {
+  py::class_<Attention>(m, "Attention",
+                        "Every layer's and head's attention weights behind one translation, as "
+                        "arrays [layers, heads, queries, keys] whose rows sum to 1.")
+      .def_readonly("source_ids", &Attention::source_ids, "the source's ids, then EOS")
+      .def_readonly("target_ids", &Attention::target_ids, "the output's ids, then EOS")
+      .def_readonly("source_pieces", &Attention::source_pieces)
+      .def_readonly("target_pieces", &Attention::target_pieces,
+                    "what each decoder position produced: the output's pieces, then EOS")
+      .def_readonly("target_input_pieces", &Attention::target_input_pieces,
+                    "what each decoder position was fed: BOS, then the output")
+      .def_readonly("encoder_self", &Attention::encoder_self, "[layers, heads, source, source]")
+      .def_readonly("decoder_self", &Attention::decoder_self,
+                    "[layers, heads, target, target], zero above the diagonal")
+      .def_readonly("cross", &Attention::cross, "[layers, heads, target, source]");
+
+  py::class_<PyTranslation>(m, "Translation", "One translation of one input.")
+      .def_readonly("text", &PyTranslation::text)
+      .def_readonly("tokens", &PyTranslation::tokens, "its vocabulary ids, without EOS")
+      .def_readonly("pieces", &PyTranslation::pieces, "its pieces as strings")
+      .def_readonly("score", &PyTranslation::score,
+                    "log-probability / ((5 + tokens + 1) / 6)^alpha, EOS counted")
+      .def_readonly("attention", &PyTranslation::attention,
+                    "the attention weights (best translations, return_attention=True), or None")
+      .def("__repr__", [](const PyTranslation& t) {
+        return fmt::format("transduce.Translation(text={}, score={:.4f})",
+                           py::repr(py::str(t.text)).cast<std::string>(), t.score);
+      });
+
+  py::class_<PyPairScore>(m, "PairScore", "The model's score of a given translation.")
+      .def_readonly("log_prob", &PyPairScore::log_prob, "the sum over the target's tokens and EOS")
+      .def_readonly("score", &PyPairScore::score,
+                    "log_prob / ((5 + tokens + 1) / 6)^alpha: the beam search's score")
+      .def_readonly("token_log_probs", &PyPairScore::token_log_probs,
+                    "one per target token, then EOS's (float32)")
+      .def_readonly("pieces", &PyPairScore::pieces, "the target's pieces, then EOS")
+      .def("__repr__", [](const PyPairScore& s) {
+        return fmt::format("transduce.PairScore(log_prob={:.4f}, score={:.4f})", s.log_prob,
+                           s.score);
+      });
+
+  py::class_<PyTranslator>(m, "Translator", "A model directory loaded for translation and scoring.")
+      .def(py::init<const std::string&, int, const std::optional<std::string>&, int64_t>(),
+           py::arg("model_dir"), py::arg("threads") = 0, py::arg("compute_type") = py::none(),
+           py::arg("batch_tokens") = 4000)
+      .def("translate", &PyTranslator::translate, py::arg("texts"), py::arg("beam") = 4,
+           py::arg("alpha") = 0.6f, py::arg("nbest") = 1, py::arg("return_attention") = false,
+           py::arg("max_len_a") = 1.0f, py::arg("max_len_b") = 50)
+      .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"),
+           py::arg("beam") = 4, py::arg("alpha") = 0.6f, py::arg("nbest") = 1,
+           py::arg("return_attention") = false, py::arg("max_len_a") = 1.0f,
+           py::arg("max_len_b") = 50)
+      .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"),
+           py::arg("alpha") = 0.6f, py::arg("batch_tokens") = 2000)
+      .def_property_readonly("model_dir", [](const PyTranslator& t) { return t.loaded().dir(); })
+      .def_property_readonly("step", [](const PyTranslator& t) { return t.loaded().step(); })
+      .def_property_readonly("threads", &PyTranslator::threads)
+      .def_property_readonly("config",
+                             [](const PyTranslator& t) {
+                               const nlohmann::json j = t.loaded().config();
+                               return py::module_::import("json").attr("loads")(j.dump());
+                             })
+      .def_property_readonly("tokenizer", [](const PyTranslator& t) {
+        return Tokenizer(t.loaded().tokenizer().path());
+      });
+}
+
+}  // namespace transduce::python

@@ -1,0 +1,187 @@
+"""transduce.Translator against `transduce translate` and `transduce score-pairs` on the same
+model: identical translations, n-best lists, scores and attention weights; its arrays' shapes and
+types; its errors; and its behaviour under several Python threads."""
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import transduce
+from conftest import read_lines, run
+
+
+@pytest.fixture(scope="module")
+def translator(model):
+    return transduce.Translator(str(model / "model"), threads=2)
+
+
+@pytest.mark.parametrize("beam,alpha", [(4, 0.6), (1, 0.0), (5, 1.5)])
+def test_translations_equal_the_command_line(model, transduce_bin, translator, beam, alpha):
+    src = read_lines(model / "val.en")
+    cli = run(transduce_bin, "--threads", 2, "translate", "-m", model / "model", "--input",
+              model / "val.en", "--beam", beam, "--alpha", alpha).splitlines()
+    ours = translator.translate(src, beam=beam, alpha=alpha)
+    assert len(ours) == len(src) == len(cli)
+    assert [t.text for t in ours] == cli
+    # The model's translations are long and varied, not one string repeated.
+    assert len(set(cli)) > 50
+
+
+def test_nbest_equals_the_command_line(model, transduce_bin, translator):
+    src = read_lines(model / "val.en")[:60]
+    (model / "val60.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    cli = run(transduce_bin, "--threads", 2, "translate", "-m", model / "model", "--input",
+              model / "val60.en", "--beam", 4, "--nbest", 3).splitlines()
+    ours = translator.translate(src, beam=4, nbest=3)
+    flat = []
+    for i, hyps in enumerate(ours):
+        assert 1 <= len(hyps) <= 3
+        assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+        flat += [f"{i} ||| {h.text} ||| {h.score:.4f}" for h in hyps]
+    assert flat == cli
+
+
+def test_tokens_pieces_and_text_agree(translator):
+    tok = translator.tokenizer
+    for t in translator.translate(["A man in a blue shirt is standing on a ladder."] * 2):
+        assert t.tokens and all(isinstance(i, int) for i in t.tokens)
+        assert t.pieces == [tok.piece(i) for i in t.tokens]
+        assert t.text == tok.decode(t.tokens)
+        assert t.attention is None and t.score < 0
+
+
+def test_translate_pieces_equals_translate(model, translator):
+    src = read_lines(model / "val.en")[:50]
+    tok = translator.tokenizer
+    by_text = translator.translate(src, beam=3)
+    by_pieces = translator.translate_pieces([tok.encode(s) for s in src], beam=3)
+    assert [(t.text, t.tokens, t.score) for t in by_text] == \
+        [(t.text, t.tokens, t.score) for t in by_pieces]
+
+
+def test_attention_equals_the_command_line(model, transduce_bin, translator):
+    src = read_lines(model / "val.en")[:5]
+    (model / "val5.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    out = model / "attention.json"
+    run(transduce_bin, "--threads", 2, "translate", "-m", model / "model", "--input",
+        model / "val5.en", "--attention", out)
+    cli = json.loads(out.read_text(encoding="utf-8"))["sentences"]
+    config = translator.config
+    layers, heads = config["layers"], config["heads"]
+    for t, c in zip(translator.translate(src, return_attention=True), cli):
+        a = t.attention
+        ls, lt = len(a.source_ids), len(t.tokens) + 1
+        assert a.source_ids == translator.tokenizer.encode(c["source"]) + [2]
+        assert a.target_ids == t.tokens + [2]
+        for name, shape in (("encoder_self", (layers, heads, ls, ls)),
+                            ("decoder_self", (layers, heads, lt, lt)),
+                            ("cross", (layers, heads, lt, ls))):
+            array = getattr(a, name)
+            assert array.dtype == np.float32 and array.shape == shape
+            np.testing.assert_allclose(array.sum(axis=-1), 1.0, atol=1e-5)
+            np.testing.assert_allclose(array, np.array(c["attention"][name]), atol=2e-6)
+        assert np.all(np.triu(a.decoder_self, k=1) == 0)
+        assert a.target_pieces == c["attention"]["target_tokens"]
+        assert a.source_pieces == c["attention"]["source_tokens"]
+        assert a.target_input_pieces == c["attention"]["target_input_tokens"]
+
+
+def test_scores_equal_score_pairs(model, transduce_bin, translator):
+    src = read_lines(model / "val.en")[:80]
+    tgt = read_lines(model / "val.de")[:80]
+    for name, lines in (("s.en", src), ("s.de", tgt)):
+        (model / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cli = [json.loads(line) for line in run(
+        transduce_bin, "--threads", 2, "score-pairs", "-m", model / "model", "--src",
+        model / "s.en", "--tgt", model / "s.de", "--alpha", 1.0, "--json").splitlines()]
+    ours = translator.score(src, tgt, alpha=1.0)
+    assert len(ours) == len(cli) == 80
+    for s, c in zip(ours, cli):
+        assert s.token_log_probs.dtype == np.float32
+        assert s.pieces == c["pieces"]
+        assert s.log_prob == pytest.approx(c["log_prob"], rel=1e-6, abs=1e-5)
+        assert s.score == pytest.approx(c["score"], rel=1e-6, abs=1e-5)
+        np.testing.assert_allclose(s.token_log_probs, c["token_log_probs"], rtol=1e-6, atol=1e-6)
+        assert s.log_prob == pytest.approx(float(s.token_log_probs.sum()), rel=1e-5)
+
+
+def test_scores_of_its_own_translations_equal_the_search_scores(model, translator):
+    src = read_lines(model / "val.en")[:40]
+    found = translator.translate(src, beam=4, alpha=0.8)
+    scored = translator.score(src, [t.text for t in found], alpha=0.8)
+    for t, s in zip(found, scored):
+        # The text re-encodes to the same pieces for all but rare detokenisation cases.
+        if translator.tokenizer.encode(t.text) == t.tokens:
+            assert s.score == pytest.approx(t.score, abs=2e-4)
+
+
+def test_empty_input_and_empty_lines(translator):
+    assert translator.translate([]) == []
+    out = translator.translate(["", "A dog.", "   "])
+    assert [t.text for t in out[::2]] == ["", ""] and out[1].text != ""
+
+
+def test_bad_input_raises(model, translator):
+    with pytest.raises(transduce.Error, match="no-such-model"):
+        transduce.Translator(str(model / "no-such-model"))
+    with pytest.raises(transduce.Error, match="int4|compute"):
+        transduce.Translator(str(model / "model"), compute_type="int4")
+    with pytest.raises(TypeError):
+        translator.translate("a single string, not a list")
+    with pytest.raises(TypeError):
+        translator.translate([1, 2, 3])
+    with pytest.raises(transduce.Error, match="nbest"):
+        translator.translate(["a dog"], beam=2, nbest=3)
+    with pytest.raises(transduce.Error, match="beam"):
+        translator.translate(["a dog"], beam=0)
+    with pytest.raises(transduce.Error, match="sources and"):
+        translator.score(["a dog"], [])
+    long = " ".join(["dog"] * 2000)
+    with pytest.raises(transduce.Error, match=r"targets\[0\]: .* pieces, more than"):
+        translator.score(["a dog"], [long])
+    with pytest.warns(UserWarning, match="cut to fit"):
+        translator.translate([long], beam=1, max_len_b=5)
+    assert isinstance(transduce.Error("x"), RuntimeError)
+
+
+def test_two_threads_translate_as_one(model, translator):
+    src = read_lines(model / "val.en")[:150]
+    alone = [t.text for t in translator.translate(src)]
+    results = {}
+
+    def work(key, lines):
+        results[key] = [t.text for t in translator.translate(lines)]
+
+    threads = [threading.Thread(target=work, args=(k, src)) for k in range(2)]
+    threads.append(threading.Thread(target=work, args=(2, src[::-1])))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results[0] == alone and results[1] == alone and results[2] == alone[::-1]
+
+
+def test_the_gil_is_released_while_translating(model, translator):
+    src = read_lines(model / "val.en") * 2
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    started = time.perf_counter()
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    translator.translate(src, beam=4)
+    ended = time.perf_counter()
+    done.set()
+    ticker.join()
+    during = [t for t in ticks if started < t < ended]
+    # With the GIL held the ticker could run only at the call's two ends.
+    assert ended - started > 0.2
+    assert len(during) > 20
