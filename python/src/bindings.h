@@ -11,5 +11,6 @@ void register_translator(pybind11::module_& m);  // translator_binding.cc
 void register_metrics(pybind11::module_& m);     // metrics_binding.cc
 void register_weights(pybind11::module_& m);     // weights_binding.cc
 void register_train(pybind11::module_& m);       // train_binding.cc
+void register_parser(pybind11::module_& m);      // parser_binding.cc
 
 }  // namespace transduce::python

@@ -1,5 +1,6 @@
 // transduce.Translator: a model directory loaded once, translating lists of sentences (beam or
-// greedy search, n-best lists, attention weights) and scoring given translations. Each call
+// greedy search, n-best lists, attention weights) and scoring given translations; several model
+// directories of one vocabulary translate as an ensemble. Each call
 // releases the GIL; calls from several Python threads take turns on the model, each using the
 // translator's thread count.
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -86,16 +88,22 @@ Attention to_python(const AttentionMaps& maps, const Tokenizer& tok) {
 
 class PyTranslator {
  public:
-  PyTranslator(const std::string& model_dir, int threads,
+  // One model directory, or several translating as an ensemble (translate -m A -m B).
+  PyTranslator(const std::variant<std::string, std::vector<std::string>>& model_dirs, int threads,
                const std::optional<std::string>& compute_type, int64_t batch_tokens)
       : threads_(threads > 0 ? threads : num_cores()),
-        loaded_(model_dir,
-                compute_type ? std::optional(parse_compute_type(*compute_type)) : std::nullopt) {
+        members_(load_ensemble(
+            std::holds_alternative<std::string>(model_dirs)
+                ? std::vector<std::string>{std::get<std::string>(model_dirs)}
+                : std::get<std::vector<std::string>>(model_dirs),
+            compute_type ? std::optional(parse_compute_type(*compute_type)) : std::nullopt)),
+        loaded_(*members_.front()) {
     // BLAS's count is one for the process, as the command line's --threads sets it.
     if (threads > 0) set_threads(threads);
     TranslateOptions options;
     options.batch_tokens = batch_tokens;
-    translator_ = std::make_unique<Translator>(loaded_.model(), loaded_.tokenizer(), options);
+    translator_ =
+        std::make_unique<Translator>(ensemble_models(members_), loaded_.tokenizer(), options);
   }
 
   py::object translate(const std::vector<std::string>& texts, int beam, float alpha, int nbest,
@@ -135,6 +143,8 @@ class PyTranslator {
   std::vector<PyPairScore> score(const std::vector<std::string>& sources,
                                  const std::vector<std::string>& targets, float alpha,
                                  int64_t batch_tokens) {
+    if (members_.size() > 1)
+      fail("score takes one model: this translator is an ensemble of {}", members_.size());
     PiecePairs pairs;
     std::vector<PairScore> scores;
     {
@@ -145,7 +155,8 @@ class PyTranslator {
                            });
       std::lock_guard<std::mutex> lock(mutex_);
       ScopedOmpThreads omp(threads_);
-      scores = score_pairs(loaded_.model(), pairs.sources, pairs.targets, alpha, batch_tokens);
+      scores =
+          score_pairs(members_.front()->model(), pairs.sources, pairs.targets, alpha, batch_tokens);
     }
     std::vector<PyPairScore> out;
     for (size_t i = 0; i < scores.size(); ++i) {
@@ -161,6 +172,11 @@ class PyTranslator {
 
   const LoadedModel& loaded() const { return loaded_; }
   int threads() const { return threads_; }
+  std::vector<std::string> model_dirs() const {
+    std::vector<std::string> dirs;
+    for (const auto& m : members_) dirs.push_back(m->dir());
+    return dirs;
+  }
 
  private:
   TranslateOptions options_for(int beam, float alpha, int nbest, bool attention, float max_len_a,
@@ -201,7 +217,8 @@ class PyTranslator {
   }
 
   int threads_;
-  LoadedModel loaded_;
+  std::vector<std::unique_ptr<LoadedModel>> members_;
+  const LoadedModel& loaded_;  // the first member: its tokenizer and attention
   std::unique_ptr<Translator> translator_;
   std::mutex mutex_;  // one search at a time on the model and its arenas
 };
@@ -250,7 +267,8 @@ void register_translator(py::module_& m) {
       });
 
   py::class_<PyTranslator>(m, "Translator", "A model directory loaded for translation and scoring.")
-      .def(py::init<const std::string&, int, const std::optional<std::string>&, int64_t>(),
+      .def(py::init<const std::variant<std::string, std::vector<std::string>>&, int,
+                    const std::optional<std::string>&, int64_t>(),
            py::arg("model_dir"), py::arg("threads") = 0, py::arg("compute_type") = py::none(),
            py::arg("batch_tokens") = 4000)
       .def("translate", &PyTranslator::translate, py::arg("texts"), py::arg("beam") = 4,
@@ -263,6 +281,8 @@ void register_translator(py::module_& m) {
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"),
            py::arg("alpha") = 0.6f, py::arg("batch_tokens") = 2000)
       .def_property_readonly("model_dir", [](const PyTranslator& t) { return t.loaded().dir(); })
+      .def_property_readonly("model_dirs", &PyTranslator::model_dirs,
+                             "every member's directory (one unless an ensemble)")
       .def_property_readonly("step", [](const PyTranslator& t) { return t.loaded().step(); })
       .def_property_readonly("threads", &PyTranslator::threads)
       .def_property_readonly("config",

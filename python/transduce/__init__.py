@@ -1,5 +1,6 @@
 """transduce from Python: the Transformer toolkit's translation, forced scoring, BLEU/chrF and
-model files, computed by the same C++ library as the `transduce` command.
+model files, and constituency parsing, computed by the same C++ library as the `transduce`
+command.
 
     import transduce
     translator = transduce.Translator("runs/multi30k-en-de/model-averaged")
@@ -16,6 +17,9 @@ from ._transduce import (  # noqa: F401  (re-exported)
     CHRFScore,
     Error,
     PairScore,
+    Parse,
+    Parser,
+    Repairs,
     Tokenizer,
     Translation,
     Translator,
@@ -28,7 +32,14 @@ from ._transduce import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "Attention", "BLEUScore", "CHRFScore", "Error", "PairScore", "Tokenizer", "Translation",
-    "Translator", "bleu", "chrf", "load_weights", "num_cores", "set_threads", "train",
+    "Attention", "BLEUScore", "CHRFScore", "Error", "PairScore", "Parse", "Parser", "Repairs",
+    "Tokenizer", "Translation", "Translator", "bleu", "chrf", "load_weights", "num_cores", "parse",
+    "set_threads", "train",
 ]
+
+
+def parse(model_dir, sentences, threads=0, **options):
+    """Parser(model_dir, threads).parse(sentences, **options), for a single call: constituency
+    trees in Penn Treebank brackets, one for each sentence (words separated by spaces)."""
+    return Parser(model_dir, threads=threads).parse(sentences, **options)
 __version__ = "0.1.0"

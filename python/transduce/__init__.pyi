@@ -66,13 +66,15 @@ class Translator:
 
     def __init__(
         self,
-        model_dir: str,
+        model_dir: str | Sequence[str],
         threads: int = 0,
         compute_type: Literal["fp32", "bf16", "int8"] | None = None,
         batch_tokens: int = 4000,
     ) -> None:
-        """threads: 0 for all cores (BLAS's count is set for the whole process, as --threads
-        does); compute_type: the GEMMs' type (None: the model's own); batch_tokens: source
+        """model_dir: a model directory, or several of one vocabulary that translate as an
+        ensemble (their probabilities averaged at every step; attention from the first; score
+        takes one model); threads: 0 for all cores (BLAS's count is set for the whole process,
+        as --threads does); compute_type: the GEMMs' type (None: the model's own); batch_tokens: source
         tokens per batch, padding counted."""
     @overload
     def translate(
@@ -122,6 +124,8 @@ class Translator:
     @property
     def model_dir(self) -> str: ...
     @property
+    def model_dirs(self) -> list[str]: ...
+    @property
     def step(self) -> int: ...
     @property
     def threads(self) -> int: ...
@@ -129,6 +133,59 @@ class Translator:
     def config(self) -> dict[str, Any]: ...
     @property
     def tokenizer(self) -> Tokenizer: ...
+
+class Repairs:
+    """What restoring the model's output into a tree changed (all 0 under the tree constraint)."""
+    unclosed: int
+    unopened: int
+    mismatched: int
+    extra_slots: int
+    missing_words: int
+    empty: int
+    @property
+    def total(self) -> int: ...
+
+class Parse:
+    tree: str
+    """Penn Treebank brackets under TOP over the sentence's words; '' for an empty sentence."""
+    score: float
+    tokens: list[int]
+    repairs: Repairs
+
+class Parser:
+    """A parser's model directory (trained with `transduce train --trees`) loaded for parsing;
+    decoding defaults come from its parse.json."""
+    def __init__(self, model_dir: str, threads: int = 0, batch_tokens: int = 4000) -> None: ...
+    def parse(
+        self,
+        sentences: Sequence[str],
+        beam: int | None = None,
+        alpha: float | None = None,
+        free: bool = False,
+        bracket_bonus: float | None = None,
+        word_score: Literal["any", "pieces"] = "any",
+        max_len_a: float | None = None,
+        max_len_b: int | None = None,
+    ) -> list[Parse]:
+        """Parses sentences (words separated by spaces), as `transduce parse` does."""
+    @property
+    def model_dir(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def beam(self) -> int: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def scheme(self) -> str: ...
+
+def parse(
+    model_dir: str,
+    sentences: Sequence[str],
+    threads: int = 0,
+    **options: Any,
+) -> list[Parse]:
+    """Parser(model_dir, threads).parse(sentences, **options), for a single call."""
 
 class BLEUScore:
     score: float

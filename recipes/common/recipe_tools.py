@@ -43,6 +43,29 @@ class Stages:
             self.fail(f"stage '{stage}' failed (exit {result.returncode}): "
                       f"{' '.join(map(str, cmd))}")
 
+    def run_together(self, cmds, stage, logs):
+        """Runs commands at the same time; logs[i] is a file for command i's output, or None to
+        pass it through. One failing ends the recipe once all have ended."""
+        start = time.time()
+        procs = []
+        for cmd, log_path in zip(cmds, logs):
+            self.log(" ".join(str(c) for c in cmd) + (f" > {log_path}" if log_path else ""))
+            sink = open(log_path, "w") if log_path else None  # noqa: SIM115 - closed below
+            procs.append((cmd, log_path, sink,
+                          subprocess.Popen([str(c) for c in cmd], stdout=sink,
+                                           stderr=subprocess.STDOUT if sink else None)))
+        failed = []
+        for cmd, log_path, sink, proc in procs:
+            if proc.wait() != 0:
+                failed.append((cmd, log_path, proc.returncode))
+            if sink:
+                sink.close()
+        self.add(stage, time.time() - start)
+        if failed:
+            cmd, log_path, code = failed[0]
+            self.fail(f"stage '{stage}' failed (exit {code}): {' '.join(map(str, cmd))}" +
+                      (f" (its output: {log_path})" if log_path else ""))
+
     def output(self, cmd, stage, what):
         """Runs one command quietly and returns its standard output; `what` names it on failure."""
         start = time.time()

@@ -13,7 +13,7 @@ from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  #
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
-            wall_seconds, env_notes, threads, decode_only=False):
+            wall_seconds, env_notes, threads, decode_only=False, members=None):
     config = json.loads((Path(model_dir) / "config.json").read_text())
     return {
         "pair": pair,
@@ -35,6 +35,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
                      "chosen": chosen},
         "tests": tests,
         "decode_only": decode_only,
+        "members": members or {"count": 1},
         "stage_seconds": {k: round(v, 1) for k, v in timings.items()},
         "wall_seconds": round(wall_seconds, 1),
     }
@@ -85,6 +86,14 @@ def markdown(r):
         f"{fmt(t.get('best_valid_bleu'))}" + (f"; moving average of the weights, decay "
                                               f"{t['ema_decay']}" if t.get("ema_decay") else ""),
         f"- the last {t['averaged_checkpoints']} checkpoints averaged",
+    ]
+    ms = r.get("members", {"count": 1})
+    if ms["count"] > 1:
+        lines.append(f"- {ms['count']} models trained at once (seeds "
+                     f"{', '.join(map(str, ms['seeds']))}), the threads shared out; the figures "
+                     f"above are the first's; the tests were translated with "
+                     f"{', '.join(ms['translated_with'])}")
+    lines += [
         "",
         "![training loss, validation perplexity and BLEU](training.svg)",
         "",

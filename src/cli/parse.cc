@@ -24,10 +24,8 @@ namespace {
 
 struct ParseFlags {
   std::string model_dir, input, output, stats;
-  parse::ParseOptions options;
-  bool free = false;
+  parse::ParseRequest request;
   std::string word_score = "any";
-  CLI::App* cmd = nullptr;
 };
 
 nlohmann::json repairs_json(const parse::Repairs& r) {
@@ -39,21 +37,11 @@ nlohmann::json repairs_json(const parse::Repairs& r) {
 void run_parse(const ParseFlags& f) {
   const auto start = std::chrono::steady_clock::now();
   LoadedModel loaded(f.model_dir);
-  const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(f.model_dir);
-  if (!settings)
-    fail("{}: not a parser (no parse.json): train one with `transduce train --trees`", f.model_dir);
   // The model's own defaults, unless this command line says otherwise.
-  parse::ParseOptions options = f.options;
-  auto given = [&](const char* flag) { return f.cmd->get_option(flag)->count() > 0; };
-  if (!given("--beam")) options.search.beam = settings->beam;
-  if (!given("--alpha")) options.search.alpha = settings->alpha;
-  if (!given("--max-len-a")) options.search.max_len_a = settings->max_len_a;
-  if (!given("--max-len-b")) options.search.max_len_b = settings->max_len_b;
-  options.constrained = f.free ? false : settings->constrained;
-  options.scheme = *parse::scheme_from_name(settings->scheme);
-  options.max_opens = settings->max_opens;
-  options.any_word = f.word_score == "any";
-  if (!given("--bracket-bonus")) options.bracket_bonus = settings->bracket_bonus;
+  parse::ParseRequest request = f.request;
+  request.exact_pieces = f.word_score == "pieces";
+  const parse::ParseOptions options =
+      parse::parse_options(parse::require_parse_settings(f.model_dir), request);
   parse::Parser parser(loaded.model(), loaded.tokenizer(), options);
 
   LineStreams streams(f.input, f.output);
@@ -121,19 +109,18 @@ void register_parse(CLI::App& app) {
   auto f = std::make_shared<ParseFlags>();
   CLI::App* cmd = app.add_subcommand(
       "parse", "parse sentences (words separated by spaces, one a line) into constituency trees");
-  f->cmd = cmd;
   cmd->add_option("-m,--model", f->model_dir, "a parser's model directory")->required();
   cmd->add_option("--input", f->input, "read this file instead of stdin");
   cmd->add_option("--output", f->output, "write this file instead of stdout");
-  SearchOptions& s = f->options.search;
-  cmd->add_option("--beam", s.beam, "beam size (default: the model's parse.json, 21)");
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent (default: parse.json, 0.3)")
+  parse::ParseRequest& r = f->request;
+  cmd->add_option("--beam", r.beam, "beam size (default: the model's parse.json, 21)");
+  cmd->add_option("--alpha", r.alpha, "length penalty exponent (default: parse.json, 0.3)")
       ->check(CLI::Range(0.0, 10.0));
-  cmd->add_option("--max-len-a", s.max_len_a,
+  cmd->add_option("--max-len-a", r.max_len_a,
                   "output length limit a * source + b (default: parse.json, 1)");
-  cmd->add_option("--max-len-b", s.max_len_b,
+  cmd->add_option("--max-len-b", r.max_len_b,
                   "output length limit a * source + b (default: parse.json, 300)");
-  cmd->add_option("--bracket-bonus", f->options.bracket_bonus,
+  cmd->add_option("--bracket-bonus", r.bracket_bonus,
                   "added to the log-probability of each opening bracket: above 0, more "
                   "constituents (default: parse.json, 0)")
       ->check(CLI::Range(-10.0, 10.0));
@@ -142,9 +129,9 @@ void register_parse(CLI::App& app) {
                   "pieces (pieces)")
       ->capture_default_str()
       ->check(CLI::IsMember({"any", "pieces"}));
-  cmd->add_flag("--free", f->free,
+  cmd->add_flag("--free", r.free,
                 "decode without the tree constraint (outputs are repaired into trees instead)");
-  cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")
+  cmd->add_option("--batch-tokens", r.batch_tokens, "source tokens per batch")
       ->capture_default_str();
   cmd->add_option("--stats", f->stats, "write the summary (counts, repairs, time) to this JSON");
   cmd->callback([f] { run_parse(*f); });

@@ -1,6 +1,7 @@
 // `transduce translate`: stdin to stdout (or files), streamed: each batch's lines are written as
 // soon as they are translated, in input order.
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -21,7 +22,8 @@ namespace transduce::cli {
 namespace {
 
 struct TranslateFlags {
-  std::string model_dir, input, output, attention;
+  std::vector<std::string> model_dirs;  // several: an ensemble
+  std::string input, output, attention;
   std::string compute_type;  // empty: the model's own
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
@@ -48,10 +50,11 @@ class AttentionWriter {
 };
 
 void run_translate(const TranslateFlags& f) {
-  LoadedModel loaded(f.model_dir, compute_type_choice(f.compute_type));
+  const auto members = load_ensemble(f.model_dirs, compute_type_choice(f.compute_type));
+  const LoadedModel& loaded = *members.front();
   TranslateOptions options = f.options;
   options.attention = !f.attention.empty();
-  Translator translator(loaded.model(), loaded.tokenizer(), options);
+  Translator translator(ensemble_models(members), loaded.tokenizer(), options);
 
   LineStreams streams(f.input, f.output);
   std::FILE* out = streams.out();
@@ -106,7 +109,10 @@ void run_translate(const TranslateFlags& f) {
 void register_translate(CLI::App& app) {
   auto f = std::make_shared<TranslateFlags>();
   CLI::App* cmd = app.add_subcommand("translate", "translate text, one sentence a line");
-  cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
+  cmd->add_option("-m,--model", f->model_dirs,
+                  "model directory; several (-m A -m B) translate as an ensemble, averaging "
+                  "their probabilities at every step (one vocabulary; attention from the first)")
+      ->required();
   cmd->add_option("--input", f->input, "read this file instead of stdin");
   cmd->add_option("--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
@@ -123,6 +129,12 @@ void register_translate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")
       ->capture_default_str();
+  cmd->add_option("--ensemble-mean", s.ensemble,
+                  "several models: average their probabilities (prob, fairseq's rule) or their "
+                  "log-probabilities (log-prob, OpenNMT-py's)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, EnsembleMean>{
+          {"prob", EnsembleMean::kProbabilities}, {"log-prob", EnsembleMean::kLogProbabilities}}))
+      ->default_str("prob");
   cmd->add_option("--attention", f->attention,
                   "write each best translation's attention weights (every layer and head) to "
                   "this JSON file");

@@ -53,4 +53,30 @@ std::string LoadedModel::name() const {
   return p.filename().string();
 }
 
+std::vector<std::unique_ptr<LoadedModel>> load_ensemble(const std::vector<std::string>& dirs,
+                                                        std::optional<Precision> compute) {
+  if (dirs.empty()) fail("no model given");
+  std::vector<std::unique_ptr<LoadedModel>> members;
+  for (const std::string& dir : dirs) {
+    members.push_back(std::make_unique<LoadedModel>(dir, compute));
+    const Tokenizer& first = members.front()->tokenizer();
+    const Tokenizer& now = members.back()->tokenizer();
+    if (now.vocab_size() != first.vocab_size())
+      fail("{} and {} cannot translate together: their vocabularies have {} and {} pieces",
+           dirs.front(), dir, first.vocab_size(), now.vocab_size());
+    for (int32_t id = 0; id < now.vocab_size(); ++id)
+      if (now.piece(id) != first.piece(id))
+        fail("{} and {} cannot translate together: piece {} is '{}' in one and '{}' in the other",
+             dirs.front(), dir, id, first.piece(id), now.piece(id));
+  }
+  return members;
+}
+
+std::vector<Transformer*> ensemble_models(
+    const std::vector<std::unique_ptr<LoadedModel>>& members) {
+  std::vector<Transformer*> models;
+  for (const auto& m : members) models.push_back(&m->model());
+  return models;
+}
+
 }  // namespace transduce

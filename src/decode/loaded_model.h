@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/transformer.h"
 #include "text/tokenizer.h"
@@ -37,5 +38,12 @@ class LoadedModel {
   Tokenizer tokenizer_;
   int64_t step_ = -1;
 };
+
+// Model directories loaded as an ensemble: the same pieces in the same order in every vocabulary
+// (or a transduce::Error naming the first that differs, and where).
+std::vector<std::unique_ptr<LoadedModel>> load_ensemble(const std::vector<std::string>& dirs,
+                                                        std::optional<Precision> compute);
+// The members' models, for Translator.
+std::vector<Transformer*> ensemble_models(const std::vector<std::unique_ptr<LoadedModel>>& members);
 
 }  // namespace transduce

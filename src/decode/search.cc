@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "core/error.h"
@@ -36,29 +37,87 @@ void restrict_row(float* logp, int64_t vocab, int64_t sentence, std::span<const 
   }
 }
 
-struct Encoded {
-  DecoderCache cache;
-  std::vector<int64_t> max_len;
-};
-
-// The encoder pass and the decoder cache (`group` rows per sentence), in the encode and history
-// arenas, which start empty and must outlast the search.
-Encoded encode(Transformer& model, SearchArenas& arenas, const Tensor& src, const SearchOptions& o,
-               int64_t group) {
-  arenas.encode.reset();
-  Context ctx(arenas.encode);
-  ctx.inference = true;
-  Encoded e;
-  const Tensor src_pad = model.padding_mask(ctx, src);
-  const Tensor memory = model.encode(ctx, src, src_pad);
-  int64_t capacity = 1;
-  for (int64_t b = 0; b < src.dim(0); ++b) {
-    e.max_len.push_back(output_limit(model.config(), source_tokens(src, b), o));
-    capacity = std::max(capacity, e.max_len.back() + 1);
+// The models of an ensemble (one model is an ensemble of one) decoding the same batch: each with
+// its own encoder output and decoder cache (`group` rows per sentence) in its own arenas, which
+// must outlast the search. A step's log-probabilities combine the members' as `rule` says.
+class Members {
+ public:
+  Members(std::span<Transformer* const> models, std::span<SearchArenas> arenas, const Tensor& src,
+          const SearchOptions& o, int64_t group)
+      : models_(models.begin(), models.end()), rule_(o.ensemble) {
+    if (models_.empty()) fail("a search needs at least one model");
+    vocab_ = models_[0]->config().vocab_size;
+    for (const Transformer* m : models_)
+      if (m->config().vocab_size != vocab_)
+        fail("the models of an ensemble must share their vocabulary: {} and {} pieces", vocab_,
+             m->config().vocab_size);
+    if (arenas.empty()) {
+      own_ = std::make_unique<SearchArenas[]>(models_.size());
+      arenas = std::span<SearchArenas>(own_.get(), models_.size());
+    }
+    if (arenas.size() != models_.size())
+      fail("{} sets of search arenas for {} models", arenas.size(), models_.size());
+    arenas_ = arenas;
+    for (int64_t b = 0; b < src.dim(0); ++b) {
+      int64_t limit = std::numeric_limits<int64_t>::max();
+      for (const Transformer* m : models_)
+        limit = std::min(limit, output_limit(m->config(), source_tokens(src, b), o));
+      max_len.push_back(limit);
+    }
+    int64_t capacity = 1;
+    for (const int64_t limit : max_len) capacity = std::max(capacity, limit + 1);
+    for (size_t m = 0; m < models_.size(); ++m) {
+      SearchArenas& a = arenas_[m];
+      a.encode.reset();
+      Context ctx(a.encode);
+      ctx.inference = true;
+      const Tensor src_pad = models_[m]->padding_mask(ctx, src);
+      const Tensor memory = models_[m]->encode(ctx, src, src_pad);
+      caches_.push_back(
+          models_[m]->start_decoding(ctx, a.history, memory, src_pad, capacity, group));
+    }
   }
-  e.cache = model.start_decoding(ctx, arenas.history, memory, src_pad, capacity, group);
-  return e;
-}
+
+  int64_t vocab() const { return vocab_; }
+
+  // Log-probabilities [n, V] of the token after each cache row's `tokens` (n of them); they stay
+  // valid until the next step.
+  Tensor next_log_probs(std::span<const int32_t> tokens) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    std::vector<Tensor> logp;
+    for (size_t m = 0; m < models_.size(); ++m) {
+      arenas_[m].step.reset();
+      Context ctx(arenas_[m].step);
+      ctx.inference = true;
+      Tensor in = ctx.alloc({n}, DType::I32);
+      std::copy(tokens.begin(), tokens.end(), in.i32());
+      Tensor out = models_[m]->decode_step(ctx, in, caches_[m]);
+      ops::log_softmax(out, out);
+      logp.push_back(out);
+    }
+    if (logp.size() > 1) {
+      if (rule_ == EnsembleMean::kProbabilities)
+        ops::log_mean_exp(logp, logp[0]);
+      else
+        ops::mean(logp, logp[0]);
+    }
+    return logp[0];
+  }
+
+  void select(const std::vector<int32_t>& rows) {
+    for (DecoderCache& c : caches_) c.select(rows);
+  }
+
+  std::vector<int64_t> max_len;  // each sentence's output limit (EOS excluded), within every model
+
+ private:
+  std::vector<Transformer*> models_;
+  EnsembleMean rule_;
+  std::unique_ptr<SearchArenas[]> own_;
+  std::span<SearchArenas> arenas_;
+  std::vector<DecoderCache> caches_;
+  int64_t vocab_ = 0;
+};
 
 }  // namespace
 
@@ -76,32 +135,24 @@ int64_t output_limit(const ModelConfig& config, int64_t source_tokens, const Sea
   return std::min<int64_t>(max_output_length(source_tokens, o), config.max_positions - 1);
 }
 
-std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, const SearchOptions& o,
-                                      SearchArenas* arenas) {
-  const int64_t batch = src.dim(0), vocab = model.config().vocab_size;
-  SearchArenas own;
-  SearchArenas& use = arenas ? *arenas : own;
-  Encoded enc = encode(model, use, src, o, 1);
-  DecoderCache& cache = enc.cache;
+std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, const Tensor& src,
+                                      const SearchOptions& o, std::span<SearchArenas> arenas) {
+  const int64_t batch = src.dim(0);
+  Members members(models, arenas, src, o, 1);
+  const int64_t vocab = members.vocab();
 
   std::vector<Hypothesis> out(batch);
   std::vector<int32_t> active(batch);  // sentence of each cache row
   std::iota(active.begin(), active.end(), 0);
   std::vector<int32_t> last(batch, kBosId);
   while (!active.empty()) {
-    use.step.reset();
-    Context ctx(use.step);
-    ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size());
-    Tensor tokens = ctx.alloc({n}, DType::I32);
-    std::copy(last.begin(), last.end(), tokens.i32());
-    Tensor logp = model.decode_step(ctx, tokens, cache);
-    ops::log_softmax(logp, logp);
+    Tensor logp = members.next_log_probs(last);
     std::vector<int32_t> keep_rows, keep_active, keep_last;
     for (int64_t r = 0; r < n; ++r) {
       const int32_t s = active[r];
       float* row = logp.f32() + r * vocab;
-      restrict_row(row, vocab, s, out[s].tokens, enc.max_len[s], o);
+      restrict_row(row, vocab, s, out[s].tokens, members.max_len[s], o);
       const int32_t best = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
       Hypothesis& h = out[s];
       h.log_prob += row[best];
@@ -114,23 +165,22 @@ std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src, con
       keep_active.push_back(s);
       keep_last.push_back(best);
     }
-    if (keep_rows.size() != active.size()) cache.select(keep_rows);
+    if (keep_rows.size() != active.size()) members.select(keep_rows);
     active = std::move(keep_active);
     last = std::move(keep_last);
   }
   return out;
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
-                                                 const SearchOptions& o, SearchArenas* arenas) {
+std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
+                                                 const Tensor& src, const SearchOptions& o,
+                                                 std::span<SearchArenas> arenas) {
   if (o.beam < 1) fail("--beam must be at least 1, got {}", o.beam);
   if (o.nbest < 1 || o.nbest > o.beam)
     fail("--nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
-  const int64_t batch = src.dim(0), vocab = model.config().vocab_size, k = o.beam;
-  SearchArenas own;
-  SearchArenas& use = arenas ? *arenas : own;
-  Encoded enc = encode(model, use, src, o, k);
-  DecoderCache& cache = enc.cache;
+  const int64_t batch = src.dim(0), k = o.beam;
+  Members members(models, arenas, src, o, k);
+  const int64_t vocab = members.vocab();
 
   struct Live {
     std::vector<int32_t> tokens;
@@ -149,18 +199,15 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
     int32_t beam, token;
   };
   std::vector<Candidate> candidates;
+  std::vector<int32_t> tokens;
   while (!active.empty()) {
-    use.step.reset();
-    Context ctx(use.step);
-    ctx.inference = true;
     const int64_t n = static_cast<int64_t>(active.size()) * k;
-    Tensor tokens = ctx.alloc({n}, DType::I32);
+    tokens.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) {
       const Live& l = live[active[r / k]][r % k];
-      tokens.i32()[r] = l.tokens.empty() ? kBosId : l.tokens.back();
+      tokens[r] = l.tokens.empty() ? kBosId : l.tokens.back();
     }
-    Tensor logp = model.decode_step(ctx, tokens, cache);
-    ops::log_softmax(logp, logp);
+    Tensor logp = members.next_log_probs(tokens);
 
     std::vector<int32_t> keep_rows, keep_active;
     for (size_t a = 0; a < active.size(); ++a) {
@@ -181,7 +228,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
         float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
-        restrict_row(row, vocab, s, beams[j].tokens, enc.max_len[s], o);
+        restrict_row(row, vocab, s, beams[j].tokens, members.max_len[s], o);
         const size_t first = candidates.size();
         for (int32_t v = 0; v < vocab; ++v) {
           const float total = beams[j].log_prob + row[v];
@@ -221,7 +268,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
                 [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
       bool stop = next.empty();
       if (!stop && static_cast<int64_t>(done.size()) >= o.nbest) {
-        const float bound = next.front().log_prob / length_penalty(enc.max_len[s] + 1, o.alpha);
+        const float bound = next.front().log_prob / length_penalty(members.max_len[s] + 1, o.alpha);
         stop = bound <= done[o.nbest - 1].score;
       }
       if (stop) continue;
@@ -234,7 +281,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tenso
       keep_active.push_back(s);
       beams = std::move(next);
     }
-    if (!keep_active.empty()) cache.select(keep_rows);
+    if (!keep_active.empty()) members.select(keep_rows);
     active = std::move(keep_active);
   }
 

@@ -11,12 +11,18 @@
 
 namespace transduce {
 
+// How an ensemble's models are combined at each step: the mean of their probabilities (fairseq's
+// rule), or the mean of their log-probabilities (OpenNMT-py's; then a hypothesis's log_prob is
+// the mean of the models' log-probabilities of it).
+enum class EnsembleMean { kProbabilities, kLogProbabilities };
+
 struct SearchOptions {
   int beam = 4;
   float alpha = 0.6f;
   float max_len_a = 1.0f;  // output tokens (EOS excluded) <= a * source tokens + b
   int max_len_b = 50;
   int nbest = 1;
+  EnsembleMean ensemble = EnsembleMean::kProbabilities;  // several models only
   // Called on each hypothesis's log-probabilities over the vocabulary before a choice is made, to
   // ban (-inf) or force tokens: (sentence index in the batch, the hypothesis's tokens so far, whose
   // count is the step, row of V log-probabilities).
@@ -46,12 +52,32 @@ struct SearchArenas {
 };
 
 // src: I32 [B, Ls], right-padded with PAD. For each sentence, up to `nbest` hypotheses, best first.
-std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
-                                                 const SearchOptions& options,
-                                                 SearchArenas* arenas = nullptr);
+// `models` is an ensemble (one model, or several sharing one vocabulary), combined at each step as
+// options.ensemble says; the output limit is the tightest of theirs. `arenas`: one set per model,
+// or none (the search makes its own).
+std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
+                                                 const Tensor& src, const SearchOptions& options,
+                                                 std::span<SearchArenas> arenas = {});
 // Picks the most probable token at every step (no length penalty in the choice; the score is
 // normalised the same way). Uses options.max_len_a/b, alpha and constrain.
-std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
-                                      const SearchOptions& options, SearchArenas* arenas = nullptr);
+std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, const Tensor& src,
+                                      const SearchOptions& options,
+                                      std::span<SearchArenas> arenas = {});
+
+// One model.
+inline std::vector<std::vector<Hypothesis>> beam_search(Transformer& model, const Tensor& src,
+                                                        const SearchOptions& options,
+                                                        SearchArenas* arenas = nullptr) {
+  Transformer* const one[] = {&model};
+  return beam_search(one, src, options,
+                     arenas ? std::span<SearchArenas>(arenas, 1) : std::span<SearchArenas>());
+}
+inline std::vector<Hypothesis> greedy_search(Transformer& model, const Tensor& src,
+                                             const SearchOptions& options,
+                                             SearchArenas* arenas = nullptr) {
+  Transformer* const one[] = {&model};
+  return greedy_search(one, src, options,
+                       arenas ? std::span<SearchArenas>(arenas, 1) : std::span<SearchArenas>());
+}
 
 }  // namespace transduce

@@ -1,6 +1,7 @@
 #include "decode/translator.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -23,11 +24,25 @@ void check_options(const TranslateOptions& o) {
 }  // namespace
 
 Translator::Translator(Transformer& model, const Tokenizer& tokenizer, TranslateOptions options)
-    : model_(model), tokenizer_(tokenizer), options_(std::move(options)) {
-  if (tokenizer.vocab_size() != model.config().vocab_size)
-    fail("the vocabulary {} has {} pieces but the model expects {}", tokenizer.path(),
-         tokenizer.vocab_size(), model.config().vocab_size);
+    : Translator(std::vector<Transformer*>{&model}, tokenizer, std::move(options)) {}
+
+Translator::Translator(std::vector<Transformer*> models, const Tokenizer& tokenizer,
+                       TranslateOptions options)
+    : models_(std::move(models)), tokenizer_(tokenizer), options_(std::move(options)) {
+  if (models_.empty()) fail("a translator needs at least one model");
+  for (const Transformer* m : models_)
+    if (tokenizer.vocab_size() != m->config().vocab_size)
+      fail("the vocabulary {} has {} pieces but the model expects {}", tokenizer.path(),
+           tokenizer.vocab_size(), m->config().vocab_size);
   check_options(options_);
+  arenas_ = std::make_unique<SearchArenas[]>(models_.size());
+}
+
+int64_t Translator::source_limit() const {
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  for (const Transformer* m : models_)
+    limit = std::min<int64_t>(limit, m->config().max_positions - 1);
+  return limit;
 }
 
 void Translator::set_options(TranslateOptions options) {
@@ -53,13 +68,17 @@ std::vector<std::vector<Translation>> Translator::translate(
   return translate_pieces(sources, options_);
 }
 
-std::vector<std::vector<Hypothesis>> search_sources(Transformer& model,
+std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const> models,
                                                     const std::vector<std::vector<int32_t>>& pieces,
                                                     const SearchOptions& options,
-                                                    int64_t batch_tokens, SearchArenas* arenas) {
+                                                    int64_t batch_tokens,
+                                                    std::span<SearchArenas> arenas) {
   if (batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", batch_tokens);
+  if (models.empty()) fail("a search needs at least one model");
   const int64_t n = static_cast<int64_t>(pieces.size());
-  const int64_t limit = model.config().max_positions - 1;
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  for (const Transformer* m : models)
+    limit = std::min<int64_t>(limit, m->config().max_positions - 1);
   std::vector<std::vector<Hypothesis>> out(n);
   // Sources as the model saw them in training: subword tokens and EOS.
   std::vector<std::vector<int32_t>> sources(n);
@@ -98,9 +117,9 @@ std::vector<std::vector<Hypothesis>> search_sources(Transformer& model,
     }
     std::vector<std::vector<Hypothesis>> found;
     if (search.beam == 1 && search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(model, src, search, arenas)) found.push_back({h});
+      for (Hypothesis& h : greedy_search(models, src, search, arenas)) found.push_back({h});
     } else {
-      found = beam_search(model, src, search, arenas);
+      found = beam_search(models, src, search, arenas);
     }
     for (int64_t r = 0; r < rows; ++r) out[order[begin + r]] = std::move(found[r]);
     begin = end;
@@ -112,7 +131,8 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
     const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options) {
   check_options(options);
   std::vector<std::vector<Hypothesis>> found =
-      search_sources(model_, pieces, options.search, options.batch_tokens, &arenas_);
+      search_sources(models_, pieces, options.search, options.batch_tokens,
+                     std::span<SearchArenas>(arenas_.get(), models_.size()));
   std::vector<std::vector<Translation>> out(found.size());
   for (size_t i = 0; i < found.size(); ++i) {
     if (pieces[i].empty()) {
@@ -124,7 +144,7 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       if (options.attention && out[i].empty()) {
         std::vector<int32_t> source = pieces[i];
         source.push_back(kEosId);
-        t.attention = attention_maps(model_, source, t.tokens);
+        t.attention = attention_maps(*models_.front(), source, t.tokens);
       }
       out[i].push_back(std::move(t));
     }

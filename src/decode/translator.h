@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,14 +32,26 @@ struct Translation {
 // most `batch_tokens` source tokens (padding counted): for each, up to search.nbest hypotheses,
 // best first, in input order. An empty source gets one empty hypothesis without touching the
 // model; each must fit the model (max_positions - 1 pieces). Beam 1 with nbest 1 runs greedy
-// search. A constraint in `search` gets the index of the sentence in `sources`.
+// search. A constraint in `search` gets the index of the sentence in `sources`. `models`: one, or
+// an ensemble (see beam_search), with one set of arenas each or none.
 std::vector<std::vector<Hypothesis>> search_sources(
+    std::span<Transformer* const> models, const std::vector<std::vector<int32_t>>& sources,
+    const SearchOptions& search, int64_t batch_tokens, std::span<SearchArenas> arenas = {});
+inline std::vector<std::vector<Hypothesis>> search_sources(
     Transformer& model, const std::vector<std::vector<int32_t>>& sources,
-    const SearchOptions& search, int64_t batch_tokens, SearchArenas* arenas);
+    const SearchOptions& search, int64_t batch_tokens, SearchArenas* arenas) {
+  Transformer* const one[] = {&model};
+  return search_sources(one, sources, search, batch_tokens,
+                        arenas ? std::span<SearchArenas>(arenas, 1) : std::span<SearchArenas>());
+}
 
 class Translator {
  public:
   Translator(Transformer& model, const Tokenizer& tokenizer, TranslateOptions options);
+  // An ensemble: models of one vocabulary (`tokenizer`'s) whose probabilities are averaged at
+  // every step (see beam_search). Attention maps come from the first.
+  Translator(std::vector<Transformer*> models, const Tokenizer& tokenizer,
+             TranslateOptions options);
 
   // Translates `lines`; for each, up to nbest translations, best first. An empty (or blank)
   // line gives one empty translation without touching the model. A line longer than the model
@@ -52,17 +66,17 @@ class Translator {
       const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options);
 
   // The most pieces a source may have (EOS is added to them).
-  int64_t source_limit() const { return model_.config().max_positions - 1; }
+  int64_t source_limit() const;
   const TranslateOptions& options() const { return options_; }
   // What translate() uses from now on (checked as the constructor checks them).
   void set_options(TranslateOptions options);
   const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
-  Transformer& model_;
+  std::vector<Transformer*> models_;
   const Tokenizer& tokenizer_;
   TranslateOptions options_;
-  SearchArenas arenas_;  // reused by every batch
+  std::unique_ptr<SearchArenas[]> arenas_;  // one set per model, reused by every batch
 };
 
 }  // namespace transduce

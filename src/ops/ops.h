@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -178,6 +179,12 @@ void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 Tensor compact_rows(const Tensor& t, const Tensor& rows);
 // Rows of log-probabilities: out[r] = x[r] - logsumexp(x[r]) (out may alias x).
 void log_softmax(const Tensor& x, const Tensor& out);
+// Combining the log-probabilities of an ensemble's models, element by element (out may alias
+// one of xs): the log of the mean of their probabilities (-inf where every x is -inf) ...
+void log_mean_exp(std::span<const Tensor> xs, const Tensor& out);
+// ... or the mean of the log-probabilities (a normalised product of experts without its
+// normaliser: the sum over a sentence is the mean of the models' log-probabilities of it).
+void mean(std::span<const Tensor> xs, const Tensor& out);
 
 // Label-smoothed cross-entropy over rows of logits [n, V] with I32 targets [n]; rows whose
 // target is pad_id are ignored. The smoothed target puts 1 - eps + eps/V on the label and eps/V

@@ -90,4 +90,28 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
+ParseOptions parse_options(const ParseSettings& settings, const ParseRequest& request) {
+  ParseOptions o;
+  o.search.beam = request.beam.value_or(settings.beam);
+  o.search.alpha = request.alpha.value_or(settings.alpha);
+  o.search.max_len_a = request.max_len_a.value_or(settings.max_len_a);
+  o.search.max_len_b = request.max_len_b.value_or(settings.max_len_b);
+  o.batch_tokens = request.batch_tokens;
+  o.constrained = !request.free && settings.constrained;
+  const std::optional<TreeScheme> scheme = scheme_from_name(settings.scheme);
+  if (!scheme) fail("unknown tree scheme '{}' in parse.json", settings.scheme);
+  o.scheme = *scheme;
+  o.max_opens = settings.max_opens;
+  o.any_word = !request.exact_pieces;
+  o.bracket_bonus = request.bracket_bonus.value_or(settings.bracket_bonus);
+  return o;
+}
+
+ParseSettings require_parse_settings(const std::string& model_dir) {
+  const std::optional<ParseSettings> settings = read_parse_settings(model_dir);
+  if (!settings)
+    fail("{}: not a parser (no parse.json): train one with `transduce train --trees`", model_dir);
+  return *settings;
+}
+
 }  // namespace transduce::parse

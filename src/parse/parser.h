@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "decode/search.h"
 #include "decode/translator.h"
 #include "parse/linearize.h"
+#include "parse/parse_settings.h"
 #include "parse/tree.h"
 #include "parse/tree_constraint.h"
 #include "parse/tree_vocab.h"
@@ -60,6 +62,19 @@ class Parser {
   TreeConstraint constraint_;
   Translator translator_;
 };
+
+// What a caller asks of decoding; what it leaves out comes from the parser's parse.json.
+struct ParseRequest {
+  std::optional<int> beam, max_len_b;
+  std::optional<float> alpha, max_len_a, bracket_bonus;
+  bool free = false;          // no tree constraint: outputs are repaired into trees instead
+  bool exact_pieces = false;  // the words scheme: score each word's own pieces, not "a word"
+  int64_t batch_tokens = 4000;
+};
+// The options a parser with `settings` decodes with for `request`.
+ParseOptions parse_options(const ParseSettings& settings, const ParseRequest& request);
+// MODEL_DIR/parse.json, or an error saying the directory is not a parser.
+ParseSettings require_parse_settings(const std::string& model_dir);
 
 // Splits a line into words at whitespace.
 std::vector<std::string> split_words(const std::string& line);

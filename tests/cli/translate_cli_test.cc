@@ -221,6 +221,38 @@ TEST_F(TranslateInput, BadInputAndMissingModelsFailWithOneLine) {
   EXPECT_NE(r.out.find("--compute-type"), std::string::npos) << r.out;
 }
 
+// Several -m translate as an ensemble: a model with itself prints what it prints alone (scores
+// included); with another model of the same vocabulary it runs; models whose vocabularies differ
+// are refused in one line naming both.
+TEST_F(TranslateInput, SeveralModelsTranslateAsAnEnsemble) {
+  write_lines(work_ + "/three.src", {"cat dog sun", "owl", "fig map pen red cup"});
+  const std::string in = " --beam 3 --nbest 2 --input " + work_ + "/three.src";
+  const CommandResult alone = run_transduce("translate -m " + model_ + in, false);
+  const CommandResult twice = run_transduce("translate -m " + model_ + " -m " + model_ + in, false);
+  ASSERT_EQ(alone.status, 0) << alone.out;
+  ASSERT_EQ(twice.status, 0) << twice.out;
+  EXPECT_EQ(split_lines(alone.out).size(), 6u) << alone.out;
+  EXPECT_EQ(twice.out, alone.out);
+
+  const std::string other = work_ + "/other";
+  testing::write_random_model(dir_.vocab(), other, 2);
+  const CommandResult pair = run_transduce("translate -m " + model_ + " -m " + other + in, false);
+  ASSERT_EQ(pair.status, 0) << pair.out;
+  EXPECT_EQ(split_lines(pair.out).size(), 6u) << pair.out;
+
+  // Another vocabulary over the same text, of another size.
+  CommandResult v = run_transduce("vocab --input " + work_ + "/train.src " + work_ +
+                                  "/train.tgt --size 50 --out " + work_ + "/vocab50");
+  ASSERT_EQ(v.status, 0) << v.out;
+  const std::string mismatched = work_ + "/mismatched";
+  testing::write_random_model(work_ + "/vocab50", mismatched, 3);
+  const CommandResult bad = run_transduce("translate -m " + model_ + " -m " + mismatched + in);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_EQ(bad.out.find('\n'), bad.out.size() - 1) << "not one line: " << bad.out;
+  EXPECT_NE(bad.out.find("cannot translate together"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("mismatched"), std::string::npos) << bad.out;
+}
+
 // Where oneDNN finds no int8 dot products (here: told to use at most AVX2, whose byte products
 // saturate), int8 is refused in one line before anything is translated, and fp32 still runs.
 TEST_F(TranslateInput, Int8WithoutVnniIsRefusedInOneLine) {

@@ -19,123 +19,29 @@
 #include "core/rng.h"
 #include "decode/search.h"
 #include "io/model_weights.h"
+#include "support/exhaustive_search.h"
 #include "train/trainer.h"
 
 namespace transduce {
 namespace {
 
-using Tokens = std::vector<int32_t>;
+using testing::close;
+using testing::gnmt_lp;
+using testing::one_source;
+using testing::Output;
+using testing::rank;
+using testing::Ranked;
+using testing::show;
+using testing::Tokens;
 
-// GNMT's length penalty, written out here rather than taken from the search.
-double gnmt_lp(int64_t length_with_eos, double alpha) {
-  return std::pow((5.0 + static_cast<double>(length_with_eos)) / 6.0, alpha);
-}
-
-bool close(double got, double want, double rel) {
-  return std::abs(got - want) <= rel * std::max(1.0, std::abs(want));
-}
-
-// Rows of BOS-led target inputs of one length against one source (which ends in EOS), through
-// the whole decoder at once: log p(. | row's first i + 1 tokens) at [row][i][v], in double.
-std::vector<double> teacher_forced_log_probs(Transformer& model, const Tokens& src,
-                                             const std::vector<Tokens>& tgt_in) {
-  const int64_t rows = static_cast<int64_t>(tgt_in.size());
-  const int64_t ls = static_cast<int64_t>(src.size()), lt = static_cast<int64_t>(tgt_in[0].size());
-  const int64_t vocab = model.config().vocab_size;
-  Tensor src_ids = Tensor::empty({rows, ls}, DType::I32);
-  Tensor tgt_ids = Tensor::empty({rows, lt}, DType::I32);
-  for (int64_t r = 0; r < rows; ++r) {
-    std::copy(src.begin(), src.end(), src_ids.i32() + r * ls);
-    EXPECT_EQ(static_cast<int64_t>(tgt_in[r].size()), lt);
-    std::copy(tgt_in[r].begin(), tgt_in[r].end(), tgt_ids.i32() + r * lt);
-  }
-  Arena arena;
-  Context ctx(arena);
-  const Tensor src_pad = model.padding_mask(ctx, src_ids);
-  const Tensor memory = model.encode(ctx, src_ids, src_pad);
-  const Tensor logits =
-      model.decode(ctx, tgt_ids, ctx.zeros({rows, lt}, DType::U8), memory, src_pad);
-  std::vector<double> out(static_cast<size_t>(rows * lt * vocab));
-  for (int64_t p = 0; p < rows * lt; ++p) {
-    const float* x = logits.f32() + p * vocab;
-    const double top = *std::max_element(x, x + vocab);
-    double sum = 0;
-    for (int64_t v = 0; v < vocab; ++v) sum += std::exp(x[v] - top);
-    for (int64_t v = 0; v < vocab; ++v) out[p * vocab + v] = x[v] - top - std::log(sum);
-  }
-  return out;
-}
-
-// log p(tokens, EOS | src) from one teacher-forced pass over BOS + tokens.
-double full_pass_log_prob(Transformer& model, const Tokens& src, const Tokens& tokens) {
-  Tokens tgt_in{kBosId};
-  tgt_in.insert(tgt_in.end(), tokens.begin(), tokens.end());
-  const std::vector<double> logp = teacher_forced_log_probs(model, src, {tgt_in});
-  const int64_t vocab = model.config().vocab_size;
-  double sum = 0;
-  for (size_t i = 0; i <= tokens.size(); ++i)
-    sum += logp[i * vocab + (i < tokens.size() ? tokens[i] : kEosId)];
-  return sum;
-}
-
-struct Output {
-  Tokens tokens;
-  double log_prob;
-};
-
-// Every output the search may produce for `src` with at most `max_len` tokens: each token any id
-// but PAD, BOS and EOS, then EOS. The log-probabilities come from one teacher-forced pass over all
-// full-length sequences: position t of the sequence that continues a prefix of t tokens with the
-// first word gives that prefix's EOS probability.
+// The exact references take a list of models: here always one.
 std::vector<Output> every_output(Transformer& model, const Tokens& src, int64_t max_len) {
-  const int64_t vocab = model.config().vocab_size;
-  const int64_t words = vocab - 3;  // ids 3 .. vocab - 1
-  int64_t full = 1;
-  for (int64_t t = 0; t < max_len; ++t) full *= words;
-  std::vector<Tokens> tgt_in(static_cast<size_t>(full));
-  for (int64_t r = 0; r < full; ++r) {
-    tgt_in[r].assign(static_cast<size_t>(max_len) + 1, kBosId);
-    for (int64_t t = max_len, rest = r; t >= 1; --t, rest /= words)
-      tgt_in[r][t] = static_cast<int32_t>(3 + rest % words);
-  }
-  const std::vector<double> logp = teacher_forced_log_probs(model, src, tgt_in);
-  const auto at = [&](int64_t row, int64_t position, int32_t token) {
-    return logp[(row * (max_len + 1) + position) * vocab + token];
-  };
-  std::vector<Output> out;
-  for (int64_t length = 0, stride = full; length <= max_len; ++length, stride /= words) {
-    for (int64_t row = 0; row < full; row += stride) {
-      Output o{Tokens(tgt_in[row].begin() + 1, tgt_in[row].begin() + 1 + length), 0.0};
-      for (int64_t t = 0; t < length; ++t) o.log_prob += at(row, t, o.tokens[t]);
-      o.log_prob += at(row, length, kEosId);
-      out.push_back(std::move(o));
-    }
-  }
-  return out;
+  Transformer* const one[] = {&model};
+  return testing::every_output(one, src, max_len);
 }
-
-struct Ranked {
-  Tokens tokens;
-  double log_prob, score;
-};
-
-std::vector<Ranked> rank(const std::vector<Output>& outputs, double alpha) {
-  std::vector<Ranked> r;
-  for (const Output& o : outputs)
-    r.push_back({o.tokens, o.log_prob,
-                 o.log_prob / gnmt_lp(static_cast<int64_t>(o.tokens.size()) + 1, alpha)});
-  std::sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
-  return r;
-}
-
-Tensor one_source(const Tokens& src) {
-  Tensor t = Tensor::empty({1, static_cast<int64_t>(src.size())}, DType::I32);
-  std::copy(src.begin(), src.end(), t.i32());
-  return t;
-}
-
-std::string show(const Tokens& t) {
-  return fmt::format("[{}]", fmt::join(t, " "));
+double full_pass_log_prob(Transformer& model, const Tokens& src, const Tokens& tokens) {
+  Transformer* const one[] = {&model};
+  return testing::full_pass_log_prob(one, src, tokens);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,8 +119,19 @@ class BeamReference : public ::testing::Test {
     o.lr_scale = 0.02f;
     o.max_steps = 200;
     Trainer(*model_, train, nullptr, o).run(nullptr);
+    // A second model for the ensemble tests: other weights, other data, only the first run.
+    other_ = std::make_unique<Transformer>(c);
+    other_->init_parameters(8);
+    o.batch_tokens = 256;
+    o.warmup = 100;
+    o.lr_scale = 0.5f;
+    o.max_steps = 400;
+    Trainer(*other_, toy_task(3000, 12), nullptr, o).run(nullptr);
   }
-  static void TearDownTestSuite() { model_.reset(); }
+  static void TearDownTestSuite() {
+    model_.reset();
+    other_.reset();
+  }
 
   // Sources as the translator gives them to the search: the words, then EOS.
   static std::vector<Tokens> sources() { return {{4, 2}, {5, 4, 2}, {4, 7, 2}, {7, 2}, {6, 4, 2}}; }
@@ -230,10 +147,10 @@ class BeamReference : public ::testing::Test {
     return o;
   }
 
-  static std::unique_ptr<Transformer> model_;
+  static std::unique_ptr<Transformer> model_, other_;
 };
 
-std::unique_ptr<Transformer> BeamReference::model_;
+std::unique_ptr<Transformer> BeamReference::model_, BeamReference::other_;
 
 TEST_F(BeamReference, TheModelLearnedTheGardenPath) {
   const Tokens src{4, 2};
@@ -345,6 +262,138 @@ TEST_F(BeamReference, BeamFourScoresAreThoseOfAFullForwardPass) {
     }
   }
   EXPECT_GT(beats_greedy, 0) << "beam 4 never found a better output than greedy search";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ensembles: the same references with each step's distribution the mean of two models'.
+// ---------------------------------------------------------------------------------------------
+
+// Both rules: the mean of the probabilities and the mean of the log-probabilities.
+constexpr EnsembleMean kRules[] = {EnsembleMean::kProbabilities, EnsembleMean::kLogProbabilities};
+
+TEST_F(BeamReference, AnEnsemblesWideBeamFindsItsExhaustiveBest) {
+  Transformer* const pair[] = {model_.get(), other_.get()};
+  const int64_t beam = 781;  // every output up to kExhaustiveLength (see above)
+  for (const EnsembleMean rule : kRules) {
+    SCOPED_TRACE(rule == EnsembleMean::kProbabilities ? "mean of probabilities" : "mean of logs");
+    int clear_winners = 0, differs_from_first = 0;
+    double largest_gap = 0;
+    for (const Tokens& src : sources()) {
+      const std::vector<Output> outputs = testing::every_output(pair, src, kExhaustiveLength, rule);
+      const std::vector<Output> alone = every_output(*model_, src, kExhaustiveLength);
+      ASSERT_EQ(outputs.size(), alone.size());
+      for (size_t i = 0; i < outputs.size(); ++i)
+        largest_gap = std::max(largest_gap, std::abs(outputs[i].log_prob - alone[i].log_prob));
+      for (const double alpha : kAlphas) {
+        SCOPED_TRACE(fmt::format("source {} alpha {}", show(src), alpha));
+        const std::vector<Ranked> best = rank(outputs, alpha);
+        differs_from_first += best[0].tokens != rank(alone, alpha)[0].tokens;
+        const bool clear = best[0].score - best[1].score > 1e-4;
+        clear_winners += clear;
+        SearchOptions o = options(static_cast<int>(beam), alpha, kExhaustiveLength);
+        o.nbest = 5;
+        o.ensemble = rule;
+        const std::vector<Hypothesis> found = beam_search(pair, one_source(src), o)[0];
+        ASSERT_EQ(found.size(), 5u);
+        if (clear) {
+          EXPECT_EQ(found[0].tokens, best[0].tokens) << show(found[0].tokens);
+        }
+        for (size_t r = 0; r < found.size(); ++r) {
+          SCOPED_TRACE(fmt::format("rank {}: {}", r, show(found[r].tokens)));
+          EXPECT_TRUE(close(found[r].score, best[r].score, 1e-5))
+              << found[r].score << " vs " << best[r].score;
+          const auto same = std::find_if(best.begin(), best.end(), [&](const Ranked& x) {
+            return x.tokens == found[r].tokens;
+          });
+          ASSERT_NE(same, best.end());
+          EXPECT_TRUE(close(found[r].log_prob, same->log_prob, 1e-5))
+              << found[r].log_prob << " vs " << same->log_prob;
+        }
+      }
+    }
+    // The second model matters: the ensemble's probabilities are not the first model's.
+    EXPECT_GT(largest_gap, 0.05);
+    EXPECT_GE(clear_winners, 12) << "of 15 cases";
+    RecordProperty("ensemble_best_differs_from_first_model", differs_from_first);
+  }
+}
+
+// A batch of sources of different lengths (padding, sentences ending at different steps, so both
+// members' caches shrink and reorder together): beam 4's n-best and greedy search's output carry
+// the ensemble's full-pass log-probabilities, and greedy takes the ensemble's best token each step.
+// With the mean of the log-probabilities, a hypothesis's log_prob is the mean of the models'.
+TEST_F(BeamReference, AnEnsemblesBatchedSearchScoresAreItsFullPassScores) {
+  Transformer* const pair[] = {model_.get(), other_.get()};
+  const std::vector<Tokens> srcs = sources();
+  size_t width = 0;
+  for (const Tokens& s : srcs) width = std::max(width, s.size());
+  Tensor batch =
+      Tensor::zeros({static_cast<int64_t>(srcs.size()), static_cast<int64_t>(width)}, DType::I32);
+  for (size_t b = 0; b < srcs.size(); ++b)
+    std::copy(srcs[b].begin(), srcs[b].end(), batch.i32() + b * width);
+  for (const EnsembleMean rule : kRules)
+    for (const double alpha : kAlphas) {
+      SCOPED_TRACE(rule == EnsembleMean::kProbabilities ? "mean of probabilities" : "mean of logs");
+      SearchOptions o = options(4, alpha, 9);
+      o.nbest = 4;
+      o.ensemble = rule;
+      const auto found = beam_search(pair, batch, o);
+      const std::vector<Hypothesis> greedy = greedy_search(pair, batch, o);
+      ASSERT_EQ(found.size(), srcs.size());
+      ASSERT_EQ(greedy.size(), srcs.size());
+      for (size_t b = 0; b < srcs.size(); ++b) {
+        SCOPED_TRACE(fmt::format("source {} alpha {}", show(srcs[b]), alpha));
+        ASSERT_EQ(found[b].size(), 4u);
+        // The batch gives what the sentence alone gives.
+        const auto alone = beam_search(pair, one_source(srcs[b]), o)[0];
+        for (size_t r = 0; r < 4; ++r) {
+          const Hypothesis& h = found[b][r];
+          EXPECT_EQ(h.tokens, alone[r].tokens) << r;
+          const double log_prob = testing::full_pass_log_prob(pair, srcs[b], h.tokens, rule);
+          EXPECT_TRUE(close(h.log_prob, log_prob, 1e-5))
+              << show(h.tokens) << ": " << h.log_prob << " vs " << log_prob;
+        }
+        if (rule == EnsembleMean::kLogProbabilities) {
+          const Tokens& t = found[b][0].tokens;
+          const double each =
+              (full_pass_log_prob(*model_, srcs[b], t) + full_pass_log_prob(*other_, srcs[b], t)) /
+              2;
+          EXPECT_TRUE(close(found[b][0].log_prob, each, 1e-5));
+        }
+        const Hypothesis& g = greedy[b];
+        EXPECT_TRUE(
+            close(g.log_prob, testing::full_pass_log_prob(pair, srcs[b], g.tokens, rule), 1e-5));
+        // Each greedy token (and the final EOS) is the argmax of the ensemble's distribution after
+        // the tokens before it, PAD and BOS excluded.
+        Tokens tgt_in{kBosId};
+        tgt_in.insert(tgt_in.end(), g.tokens.begin(), g.tokens.end());
+        const std::vector<double> logp =
+            testing::teacher_forced_log_probs(pair, srcs[b], {tgt_in}, rule);
+        for (size_t t = 0; t < tgt_in.size(); ++t) {
+          const double* row = logp.data() + t * kVocab;
+          const int32_t want = static_cast<int32_t>(std::max_element(row + 2, row + kVocab) - row);
+          EXPECT_EQ(t < g.tokens.size() ? g.tokens[t] : kEosId, want) << "step " << t;
+        }
+      }
+    }
+}
+
+// A model with itself is the model: the mean of equal probabilities changes nothing.
+TEST_F(BeamReference, AModelEnsembledWithItselfTranslatesAsItDoesAlone) {
+  Transformer* const twice[] = {model_.get(), model_.get()};
+  for (const EnsembleMean rule : kRules)
+    for (const Tokens& src : sources()) {
+      SearchOptions o = options(4, 0.6, 9);
+      o.nbest = 3;
+      o.ensemble = rule;
+      const auto pair = beam_search(twice, one_source(src), o)[0];
+      const auto alone = beam_search(*model_, one_source(src), o)[0];
+      ASSERT_EQ(pair.size(), alone.size());
+      for (size_t r = 0; r < pair.size(); ++r) {
+        EXPECT_EQ(pair[r].tokens, alone[r].tokens) << show(src) << " rank " << r;
+        EXPECT_NEAR(pair[r].log_prob, alone[r].log_prob, 1e-5);
+      }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -839,6 +839,87 @@ TEST(ThreadedRows, LogSoftmax) {
   }
 }
 
+// An ensemble's log-probabilities combined element by element (blocks split between threads, so
+// bit for bit at every thread count): three models over 101 hypotheses x 4001 tokens, some
+// tokens banned (-inf) by one model and some by all. log_mean_exp: fast_exp's error and the
+// rounding of each x - top (relative kU |x - top| on each term), the float sum of 3 terms, then
+// the roundings of log, of top + log and of the - log 3. mean: a float sum of 3 terms and a
+// multiplication.
+TEST(ThreadedRows, EnsembleMeans) {
+  const int64_t rows = 101, vocab = 4001, n = rows * vocab, m = 3;
+  ASSERT_TRUE(ops::parallel_worth_it(n));
+  SplitMix64 rng(115);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<Tensor> xs;
+  for (int64_t k = 0; k < m; ++k) {
+    Tensor x = random_tensor({rows, vocab}, rng, -30.0f, 0.0f);
+    for (int64_t i = k; i < n; i += 97) x.f32()[i] = -inf;     // banned by this model
+    for (int64_t i = 50; i < n; i += 1009) x.f32()[i] = -inf;  // banned by all
+    xs.push_back(x);
+  }
+  std::vector<double> want_lme(idx(n)), tol_lme(idx(n)), want_mean(idx(n)), tol_mean(idx(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double top = -INFINITY, sum = 0, logs = 0, magnitude = 0, spread = 0;
+    for (const Tensor& x : xs) top = std::max(top, double{x.f32()[i]});
+    for (const Tensor& x : xs) {
+      const double v = x.f32()[i];
+      sum += std::exp(v - top) / m;
+      logs += v / m;
+      magnitude += std::abs(v) / m;
+      if (std::isfinite(v)) spread = std::max(spread, top - v);
+    }
+    want_lme[idx(i)] = std::isfinite(top) ? top + std::log(sum) : -INFINITY;
+    want_mean[idx(i)] = logs;
+    const double lse = std::log(sum * m);
+    tol_lme[idx(i)] =
+        kExp + kU * spread + gamma_n(m + 1) +
+        kU * (std::abs(lse) + std::abs(top + lse) + std::log(3.0) + std::abs(want_lme[idx(i)]));
+    tol_mean[idx(i)] = gamma_n(m + 1) * magnitude + kU * std::abs(logs);
+  }
+  // -inf where every model bans a token; a token banned by one model only keeps a finite score.
+  EXPECT_TRUE(std::isinf(want_lme[50]) && std::isfinite(want_lme[97]));
+  Runs runs = at_each_thread_count([&] {
+    Tensor lme = Tensor::empty({rows, vocab}), mean = Tensor::empty({rows, vocab});
+    ops::log_mean_exp(xs, lme);
+    ops::mean(xs, mean);
+    // In place into the first input, as the search does.
+    std::vector<Tensor> copies;
+    for (const Tensor& x : xs) copies.push_back(x.clone());
+    ops::log_mean_exp(copies, copies[0]);
+    return std::vector<Tensor>{lme, mean, copies[0]};
+  });
+  // expect_within fails on -inf against -inf (inf - inf is NaN): the infinities are compared
+  // here, then set to 0 on both sides.
+  for (size_t k = 0; k < runs.size(); ++k) {
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      wrong += (runs[k][0].f32()[i] == -inf) != std::isinf(want_lme[idx(i)]);
+      wrong += (runs[k][1].f32()[i] == -inf) != std::isinf(want_mean[idx(i)]);
+      wrong += (runs[k][2].f32()[i] == -inf) != std::isinf(want_lme[idx(i)]);
+    }
+    EXPECT_EQ(wrong, 0) << threads_of(k);
+  }
+  std::vector<double> finite_tol = tol_lme, finite_want = want_lme;
+  std::vector<double> mean_want = want_mean, mean_tol = tol_mean;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isinf(finite_want[idx(i)])) {
+      finite_want[idx(i)] = 0;  // checked above; made comparable here
+      finite_tol[idx(i)] = INFINITY;
+    }
+    if (std::isinf(mean_want[idx(i)])) {
+      mean_want[idx(i)] = 0;
+      mean_tol[idx(i)] = INFINITY;
+    }
+  }
+  for (auto& run : runs)
+    for (Tensor& t : run)
+      for (int64_t i = 0; i < n; ++i)
+        if (std::isinf(t.f32()[i])) t.f32()[i] = 0;
+  check_runs(runs, 0, "log_mean_exp", finite_want, finite_tol, true);
+  check_runs(runs, 1, "mean", mean_want, mean_tol, true);
+  check_runs(runs, 2, "log_mean_exp in place", finite_want, finite_tol, true);
+}
+
 // Rows split between threads. The forward's loss and nll are an OpenMP reduction whose order
 // depends on the team; its per-row lse and the backward's gradients do not.
 TEST(ThreadedCrossEntropy, ForwardAndBackward) {

@@ -36,9 +36,14 @@ def run(binary, *args, stdin=None):
     return r.stdout
 
 
+def shared_data():
+    """The shared data folder (TRANSDUCE_DATA_DIR, else ../shared/data)."""
+    return Path(os.environ.get("TRANSDUCE_DATA_DIR", REPO.parent / "shared" / "data"))
+
+
 @pytest.fixture(scope="session")
 def data_dir():
-    path = Path(os.environ.get("TRANSDUCE_DATA_DIR", REPO.parent / "shared" / "data")) / "multi30k"
+    path = shared_data() / "multi30k"
     assert (path / "train.en").is_file(), f"{path}: the shared Multi30k data is missing"
     return path
 
@@ -47,7 +52,8 @@ def data_dir():
 def model(tmp_path_factory, transduce_bin, data_dir):
     """A 2+2-layer d_model 64 English-German model trained for 400 updates on 3,000 Multi30k
     pairs: its translations are poor but long and varied, which is what comparing with the
-    command line needs. Returns the folder holding model/, val.en and val.de (300 lines each)."""
+    command line needs. Checkpoints at 200 and 400 updates (an average for ensembles). Returns
+    the folder holding model/, val.en and val.de (300 lines each)."""
     root = tmp_path_factory.mktemp("model")
     for lang in ("en", "de"):
         lines = (data_dir / f"train.{lang}").read_text(encoding="utf-8").splitlines()
@@ -59,7 +65,7 @@ def model(tmp_path_factory, transduce_bin, data_dir):
     run(transduce_bin, "--threads", 2, "train", "--src", root / "train.en", "--tgt",
         root / "train.de", "--vocab", root / "vocab", "--out", root / "model", "--layers", 2,
         "--d-model", 64, "--d-ff", 128, "--heads", 4, "--batch-tokens", 2000, "--warmup", 200,
-        "--max-steps", 400, "--log-every", 50)
+        "--max-steps", 400, "--log-every", 50, "--save-every", 200)
     return root
 
 

@@ -147,6 +147,27 @@ def test_bad_input_raises(model, translator):
     assert isinstance(transduce.Error("x"), RuntimeError)
 
 
+def test_an_ensemble_translates_as_the_command_line(model, transduce_bin, translator):
+    """Several directories translate together as `translate -m A -m B` does: here the trained
+    model and the average of its last two checkpoints (other weights, one vocabulary)."""
+    averaged = model / "averaged-2"
+    if not averaged.exists():
+        run(transduce_bin, "average", model / "model", "--last", 2, "--out", averaged)
+    src = read_lines(model / "val.en")[:100]
+    (model / "val100.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    cli = run(transduce_bin, "--threads", 2, "translate", "-m", model / "model", "-m", averaged,
+              "--input", model / "val100.en", "--beam", 4).splitlines()
+    pair = transduce.Translator([str(model / "model"), str(averaged)], threads=2)
+    assert pair.model_dirs == [str(model / "model"), str(averaged)]
+    assert [t.text for t in pair.translate(src, beam=4)] == cli
+    # Not the first model's translations alone.
+    assert cli != [t.text for t in translator.translate(src, beam=4)]
+    with pytest.raises(transduce.Error, match="one model"):
+        pair.score(src[:1], ["ein Hund"])
+    with pytest.raises(transduce.Error, match="no model"):
+        transduce.Translator([])
+
+
 def test_two_threads_translate_as_one(model, translator):
     src = read_lines(model / "val.en")[:150]
     alone = [t.text for t in translator.translate(src)]

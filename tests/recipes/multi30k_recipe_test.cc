@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ops/ops.h"
@@ -239,6 +241,69 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
                            return l.find("; GEMMs in bf16") != std::string::npos;
                          }),
             md.end());
+}
+
+// --members 2 trains two models at once with consecutive seeds, val compares each member's
+// choice with their ensemble, and the tests are translated with what val chose: the reported
+// scores are those of `transduce translate` with those models.
+TEST_F(Multi30kRecipe, TrainsMembersAtOnceAndLetsValChooseTheirEnsemble) {
+  const fs::path out = dir_ / "run";
+  const auto r = run_shell(command("--members 2 --seed 5 --steps 12 --out " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* m : {"model", "model-2"}) {
+    SCOPED_TRACE(m);
+    EXPECT_TRUE(fs::is_regular_file(out / m / "model.safetensors"));
+    EXPECT_TRUE(fs::is_regular_file(out / (std::string(m) + "-averaged") / "model.safetensors"));
+    const std::vector<std::string> log = read_lines(out / m / "train_log.jsonl");
+    ASSERT_FALSE(log.empty());
+  }
+  EXPECT_TRUE(fs::is_regular_file(out / "model-2.log"));
+  // Different seeds: different weights.
+  const auto differ = run_shell("cmp -s " + (out / "model" / "model.safetensors").string() + " " +
+                                (out / "model-2" / "model.safetensors").string());
+  EXPECT_NE(differ.status, 0) << "the members have the same weights";
+
+  const nlohmann::json results = read_json(out / "results.json");
+  EXPECT_EQ(results["members"]["count"], 2);
+  EXPECT_EQ(results["members"]["seeds"], nlohmann::json::array({5, 6}));
+  const nlohmann::json& grid = results["decoding"]["grid"];
+  // The first setting tried of each candidate: both members' choices and both ensembles.
+  std::map<std::string, double> first;
+  double best_member = -1;
+  for (const auto& g : grid) {
+    const std::string w = g["weights"];
+    first.emplace(w, g["val_bleu"].get<double>());
+    if (w.rfind("member", 0) == 0) best_member = std::max(best_member, g["val_bleu"].get<double>());
+  }
+  ASSERT_TRUE(first.count("ensemble") && first.count("ensemble-log-prob")) << grid.dump();
+  ASSERT_GE(best_member, 0) << grid.dump();
+  const std::string chosen = results["decoding"]["chosen"]["weights"];
+  const bool ensemble = chosen.rfind("ensemble", 0) == 0;
+  const double best_ensemble = std::max(first["ensemble"], first["ensemble-log-prob"]);
+  EXPECT_EQ(ensemble, best_ensemble >= best_member) << grid.dump();
+  const nlohmann::json& used = results["members"]["translated_with"];
+  EXPECT_EQ(used.size(), ensemble ? 2u : 1u);
+
+  // test_2016's hypotheses are what translate gives with the models and settings reported.
+  std::string models;
+  for (const auto& m : used) models += " -m " + (out / m.get<std::string>()).string();
+  if (chosen == "ensemble-log-prob") models += " --ensemble-mean log-prob";
+  const nlohmann::json& c = results["decoding"]["chosen"];
+  const auto again = run_shell(std::string(TRANSDUCE_BINARY) + " --threads 1 translate" + models +
+                                   " --beam " + std::to_string(c["beam"].get<int>()) + " --alpha " +
+                                   fmt::format("{}", c["alpha"].get<double>()) + " --input " +
+                                   (out / "data" / "test_2016_flickr.en").string(),
+                               /*merge_stderr=*/false);
+  ASSERT_EQ(again.status, 0) << again.out;
+  std::string want;
+  for (const std::string& l :
+       read_lines(out / results["tests"]["test_2016_flickr"]["hypotheses"].get<std::string>()))
+    want += l + "\n";
+  EXPECT_EQ(again.out, want);
+
+  const auto both = run_shell(command("--members 2 --ranks 2 --out " + (dir_ / "x").string()));
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.out.find("--members or --ranks"), std::string::npos) << both.out;
 }
 
 TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
