@@ -38,11 +38,15 @@ Translator::Translator(std::vector<Transformer*> models, const Tokenizer& tokeni
   arenas_ = std::make_unique<SearchArenas[]>(models_.size());
 }
 
-int64_t Translator::source_limit() const {
+int64_t source_limit(std::span<Transformer* const> models) {
   int64_t limit = std::numeric_limits<int64_t>::max();
-  for (const Transformer* m : models_)
+  for (const Transformer* m : models)
     limit = std::min<int64_t>(limit, m->config().max_positions - 1);
   return limit;
+}
+
+int64_t Translator::source_limit() const {
+  return transduce::source_limit(models_);
 }
 
 void Translator::set_options(TranslateOptions options) {
@@ -76,9 +80,7 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
   if (batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", batch_tokens);
   if (models.empty()) fail("a search needs at least one model");
   const int64_t n = static_cast<int64_t>(pieces.size());
-  int64_t limit = std::numeric_limits<int64_t>::max();
-  for (const Transformer* m : models)
-    limit = std::min<int64_t>(limit, m->config().max_positions - 1);
+  const int64_t limit = source_limit(models);
   std::vector<std::vector<Hypothesis>> out(n);
   // Sources as the model saw them in training: subword tokens and EOS.
   std::vector<std::vector<int32_t>> sources(n);

@@ -34,6 +34,9 @@ struct Translation {
 // model; each must fit the model (max_positions - 1 pieces). Beam 1 with nbest 1 runs greedy
 // search. A constraint in `search` gets the index of the sentence in `sources`. `models`: one, or
 // an ensemble (see beam_search), with one set of arenas each or none.
+// The most pieces a source may have for every one of `models` (EOS is added to them).
+int64_t source_limit(std::span<Transformer* const> models);
+
 std::vector<std::vector<Hypothesis>> search_sources(
     std::span<Transformer* const> models, const std::vector<std::vector<int32_t>>& sources,
     const SearchOptions& search, int64_t batch_tokens, std::span<SearchArenas> arenas = {});
