@@ -1,11 +1,11 @@
 // `transduce score`: corpus BLEU and chrF of a hypothesis file against one or more references,
 // equal to sacreBLEU 2.x's with its defaults (and the same options) on the same files.
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +25,8 @@ struct ScoreFlags {
   std::vector<std::string> refs;
   std::string hyp;  // empty: standard input
   std::string tokenize = "13a";
+  std::string smooth_method = "exp";
+  std::optional<double> smooth_value;
   bool lowercase = false;
   bool json = false;
   std::vector<std::string> metrics{"bleu", "chrf"};
@@ -44,6 +46,13 @@ std::vector<std::string> read_segments(const std::string& path, const std::strin
   }
   for (std::string& line : lines) line.resize(metrics::rstrip_whitespace(line).size());
   return lines;
+}
+
+metrics::BleuSmoothing smoothing_from_name(const std::string& name) {
+  if (name == "none") return metrics::BleuSmoothing::kNone;
+  if (name == "floor") return metrics::BleuSmoothing::kFloor;
+  if (name == "add-k") return metrics::BleuSmoothing::kAddK;
+  return metrics::BleuSmoothing::kExp;  // the only other choice CLI11 lets through
 }
 
 void run_score(const ScoreFlags& flags) {
@@ -75,20 +84,28 @@ void run_score(const ScoreFlags& flags) {
   metrics::BleuOptions bleu_options;
   bleu_options.tokenizer = metrics::tokenizer_from_name(flags.tokenize);
   bleu_options.lowercase = flags.lowercase;
+  bleu_options.smoothing = smoothing_from_name(flags.smooth_method);
+  if (flags.smooth_value) {
+    if (bleu_options.smoothing != metrics::BleuSmoothing::kFloor &&
+        bleu_options.smoothing != metrics::BleuSmoothing::kAddK)
+      fail("--smooth-value goes with --smooth-method floor or add-k, not {}", flags.smooth_method);
+    bleu_options.smooth_value = flags.smooth_value;
+  }
   const metrics::Bleu bleu(bleu_options);
   metrics::ChrfOptions chrf_options;
   chrf_options.lowercase = flags.lowercase;
   const metrics::Chrf chrf(chrf_options);
 
-  if (want_bleu) {
-    // sacreBLEU's warning for output that looks tokenized.
+  if (want_bleu && bleu_options.tokenizer != metrics::TokenizerKind::kNone) {
+    // sacreBLEU's warning for output that looks tokenized; on stderr, so that --json's standard
+    // output stays one JSON object. With --tokenize none the text is tokenized on purpose.
     size_t tokenized = 0;
     for (const std::string& h : hyps) tokenized += h.ends_with(" .") ? 1 : 0;
     if (tokenized >= 100)
-      spdlog::warn(
-          "{} of {} hypothesis lines end in a tokenized period (' .'): BLEU expects detokenized "
-          "text",
-          tokenized, hyps.size());
+      fmt::print(stderr,
+                 "warning: {} of {} hypothesis lines end in a tokenized period (' .'): BLEU "
+                 "expects detokenized text\n",
+                 tokenized, hyps.size());
   }
 
   nlohmann::json out = nlohmann::json::object();
@@ -140,6 +157,11 @@ void register_score(CLI::App& app) {
   cmd->add_option("--hyp", flags->hyp, "hypothesis file (default: standard input)");
   cmd->add_option("--tokenize", flags->tokenize, "BLEU tokenizer (default 13a)")
       ->check(CLI::IsMember({"13a", "intl", "none"}));
+  cmd->add_option("--smooth-method", flags->smooth_method,
+                  "BLEU smoothing (default exp; none is multi-bleu.perl's)")
+      ->check(CLI::IsMember({"exp", "floor", "add-k", "none"}));
+  cmd->add_option("--smooth-value", flags->smooth_value,
+                  "the floor (default 0.1) or k (default 1) of those methods");
   cmd->add_flag("--lowercase", flags->lowercase,
                 "lowercase hypothesis and references first (BLEU and chrF)");
   cmd->add_flag("--json", flags->json, "print one JSON object instead of text");

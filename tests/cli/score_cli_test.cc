@@ -105,6 +105,64 @@ TEST_F(ScoreCommand, OptionsChangeScoresAndSignatures) {
   EXPECT_EQ(r.out.find("BLEU"), std::string::npos);
 }
 
+TEST_F(ScoreCommand, SmoothingMethodsAsSacreBleuDefinesThem) {
+  // Against "the cat sat on the mat": 4 of 6 unigrams match, 1 of 5 bigrams ("sat on"), none of
+  // the 4 trigrams or 3 four-grams; equal lengths, so BP = 1.
+  write("cat_ref.txt", "the cat sat on the mat\n");
+  write("cat_hyp.txt", "the dog sat on a mat\n");
+  const std::string args =
+      "score --metrics bleu --json --ref " + path("cat_ref.txt") + " --hyp " + path("cat_hyp.txt");
+  auto bleu = [&](const std::string& more) {
+    const CommandResult r = run(args + more);
+    EXPECT_EQ(r.status, 0) << r.out;
+    return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  auto geometric_mean = [](std::vector<double> p) {
+    double log_sum = 0;
+    for (double x : p) log_sum += std::log(x);
+    return 100.0 * std::exp(log_sum / static_cast<double>(p.size()));
+  };
+  // multi-bleu.perl's: any zero precision makes BLEU 0.
+  nlohmann::json j = bleu(" --smooth-method none");
+  EXPECT_EQ(j.value("score", -1.0), 0.0);
+  EXPECT_NE(j.value("bleu_signature", std::string()).find("|smooth:none|"), std::string::npos);
+  // A zero count counts as the floor.
+  j = bleu(" --smooth-method floor --smooth-value 0.2");
+  EXPECT_NEAR(j.value("score", -1.0), geometric_mean({4.0 / 6, 1.0 / 5, 0.2 / 4, 0.2 / 3}), 1e-9);
+  EXPECT_NE(j.value("bleu_signature", std::string()).find("|smooth:floor[0.20]|"),
+            std::string::npos);
+  // k = 1 added to the matches and totals of orders 2 to 4.
+  j = bleu(" --smooth-method add-k");
+  EXPECT_NEAR(j.value("score", -1.0), geometric_mean({4.0 / 6, 2.0 / 6, 1.0 / 5, 1.0 / 4}), 1e-9);
+  // The default: the k-th zero precision is 1 / (2^k total).
+  j = bleu("");
+  EXPECT_NEAR(j.value("score", -1.0), geometric_mean({4.0 / 6, 1.0 / 5, 1.0 / 8, 1.0 / 12}), 1e-9);
+
+  const CommandResult bad = run(args + " --smooth-method exp --smooth-value 0.5", true);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--smooth-value goes with --smooth-method floor or add-k"),
+            std::string::npos)
+      << bad.out;
+}
+
+TEST_F(ScoreCommand, TokenizedOutputIsWarnedAboutOnStderrOnly) {
+  std::string tokenized;
+  for (int i = 0; i < 120; ++i) tokenized += "a house by the river .\n";
+  write("tok.txt", tokenized);
+  const std::string args = "score --json --ref " + path("tok.txt") + " --hyp " + path("tok.txt");
+  // Standard output stays one JSON object; the warning goes to stderr.
+  const CommandResult r = run(args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NEAR(nlohmann::json::parse(r.out).at("score").get<double>(), 100.0, 1e-9);
+  const CommandResult merged = run(args, true);
+  EXPECT_NE(merged.out.find("warning: 120 of 120 hypothesis lines end in a tokenized period"),
+            std::string::npos)
+      << merged.out;
+  // Text scored with --tokenize none is tokenized on purpose: no warning.
+  const CommandResult none = run(args + " --tokenize none", true);
+  EXPECT_EQ(none.out.find("warning"), std::string::npos) << none.out;
+}
+
 TEST_F(ScoreCommand, JsonHasTheNumbersAndSignatures) {
   const CommandResult r = run("score --json --ref " + path("ref1.txt") + " --ref " +
                               path("ref2.txt") + " < " + path("hyp.txt"));

@@ -6,26 +6,19 @@ counts as a failure here (a missing dependency must not pass as a skipped test).
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = (yield).get_result()
-    if report.skipped:
-        report.outcome = "failed"
-        report.longrepr = f"skipped, which these tests do not allow: {report.longrepr}"
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from pytest_support import pytest_runtest_makereport, transduce_binary  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
 def transduce_bin():
-    path = Path(os.environ.get("TRANSDUCE_BINARY", REPO / "build" / "transduce"))
-    assert path.is_file(), f"{path}: no transduce binary (set TRANSDUCE_BINARY)"
-    return path
+    return transduce_binary()
 
 
 def run(binary, *args, stdin=None):
