@@ -66,7 +66,7 @@ def fetch(release, name, dest_dir, log):
     try:
         with urllib.request.urlopen(url, timeout=120) as r, open(part, "wb") as out:
             shutil.copyfileobj(r, out, 1 << 20)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: not a URL at all
         part.unlink(missing_ok=True)
         raise RuntimeError(f"{url} could not be fetched ({e})") from e
     part.replace(dest)

@@ -208,6 +208,13 @@ def test_missing_data_is_one_clear_line(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("recipes/wmt14: stage 'fetch': file://"), r.stderr
     assert "could not be fetched" in lines[-1]
+    # A release that is not a URL at all.
+    args = recipe_args(tmp_path, tmp_path / "out3")
+    args[args.index("--release") + 1] = "statmt.org"
+    r = run_recipe(args)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "recipes/wmt14: stage 'fetch': statmt.org/wmt13/"), r.stderr
     # --data naming a folder without the archives.
     args = recipe_args(tmp_path, tmp_path / "out2")
     at = args.index("--download")
