@@ -66,6 +66,12 @@ class Stages:
             self.fail(f"stage '{stage}' failed (exit {code}): {' '.join(map(str, cmd))}" +
                       (f" (its output: {log_path})" if log_path else ""))
 
+    def score(self, tx, hyp, ref, *flags):
+        """`transduce score --json` of a hypothesis file against one reference (stage "score"),
+        with `flags` added (e.g. "--lowercase"): its JSON object."""
+        cmd = [tx, "score", "--ref", ref, "--hyp", hyp, "--json", *flags]
+        return json.loads(self.output(cmd, "score", f"scoring {hyp}"))
+
     def output(self, cmd, stage, what):
         """Runs one command quietly and returns its standard output; `what` names it on failure."""
         start = time.time()

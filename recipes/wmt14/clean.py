@@ -8,6 +8,7 @@ space), one pair a line.
 """
 
 import hashlib
+import itertools
 from pathlib import Path
 
 REASONS = ("invalid_utf8", "empty", "too_long", "length_ratio", "duplicate")
@@ -44,7 +45,7 @@ class Cleaner:
         self.seen.add(key)
         return src, tgt
 
-    def add_corpus(self, src_path, tgt_path, src_out, tgt_out, name):
+    def add_corpus(self, src_path, tgt_path, src_out, tgt_out):
         """Cleans one corpus into the open output files; returns its own counts."""
         own = {"read": 0, "kept": 0, **dict.fromkeys(REASONS, 0)}
         with open(src_path, "rb") as fs, open(tgt_path, "rb") as ft:
@@ -64,19 +65,11 @@ class Cleaner:
 
 def zip_strict(a, b, a_name, b_name):
     """Lines of two files side by side; unequal lengths fail naming both files."""
-    for number, (x, y) in enumerate(_zip_longest(a, b), 1):
+    for number, (x, y) in enumerate(itertools.zip_longest(a, b), 1):
         if x is None or y is None:
             short = a_name if x is None else b_name
             raise RuntimeError(f"{short} ends at line {number - 1}, its other side goes on "
                                f"({a_name}, {b_name}): the corpus is not aligned")
-        yield x, y
-
-
-def _zip_longest(a, b):
-    while True:
-        x, y = next(a, None), next(b, None)
-        if x is None and y is None:
-            return
         yield x, y
 
 
@@ -88,7 +81,7 @@ def clean(corpora, src_dest, tgt_dest, max_words, max_ratio):
     src_part, tgt_part = Path(f"{src_dest}.part"), Path(f"{tgt_dest}.part")
     with open(src_part, "w", encoding="utf-8") as so, open(tgt_part, "w", encoding="utf-8") as to:
         for name, src_path, tgt_path in corpora:
-            per_corpus[name] = cleaner.add_corpus(src_path, tgt_path, so, to, name)
+            per_corpus[name] = cleaner.add_corpus(src_path, tgt_path, so, to)
     src_part.replace(src_dest)
     tgt_part.replace(tgt_dest)
     return {"total": cleaner.counts, **per_corpus}

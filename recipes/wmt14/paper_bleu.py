@@ -156,10 +156,8 @@ def prepare_file(src, dst, lang):
             out.write(prepare(line, lang) + "\n")
 
 
-def score_command(transduce, hyp_prepared, ref_prepared):
-    """The command that computes the BLEU of two prepared files (multi-bleu.perl's settings)."""
-    return [transduce, "score", "--tokenize", "none", "--smooth-method", "none", "--metrics",
-            "bleu", "--json", "--ref", ref_prepared, "--hyp", hyp_prepared]
+# `transduce score`'s flags for the BLEU of two prepared files: multi-bleu.perl's settings.
+SCORE_FLAGS = ("--tokenize", "none", "--smooth-method", "none", "--metrics", "bleu")
 
 
 if __name__ == "__main__":  # tokenise standard input: paper_bleu.py LANG < in > out

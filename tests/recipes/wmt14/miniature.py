@@ -5,8 +5,12 @@ synthetic parallel text, and pairs every cleaning rule must drop, in known numbe
 import gzip
 import html
 import io
+import sys
 import tarfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "recipes" / "wmt14"))
+import corpora  # noqa: E402  (the recipe's own table of archives and members)
 
 # What cleaning must drop from each corpus (the recipe's rules, by the first rule a pair fails).
 DIRTY = {"invalid_utf8": 2, "empty": 3, "too_long": 2, "length_ratio": 4, "duplicate": 5}
@@ -88,10 +92,6 @@ def add(tar, member, data):
 def build(root, pair, dev_lines=60, test_lines=60):
     """Writes the release under root (root/wmt13/..., root/wmt14/..., root/wmt10/...) and returns
     {"train": {corpus: [(src, tgt) bytes]}, "newstest2014": {lang: [segments]}}."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "recipes" / "wmt14"))
-    import corpora  # the recipe's own table of archives and members
-
     root = Path(root)
     src, tgt = pair.split("-")
     train = {}

@@ -56,8 +56,8 @@ def test_compound_splitting_by_hand(line, expected):
 
 
 def score(hyp, ref):
-    out = subprocess.run(paper_bleu.score_command(transduce(), hyp, ref), capture_output=True,
-                         text=True)
+    out = subprocess.run([transduce(), "score", "--json", "--ref", ref, "--hyp", hyp,
+                          *paper_bleu.SCORE_FLAGS], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -67,9 +67,9 @@ def test_paper_bleu_is_multi_bleu_on_prepared_text(tmp_path):
     # West ."; the hypothesis "Ost West ." matches unigrams 3/3, bigrams 1/2 ("West ."),
     # trigrams 0/1: no smoothing, so BLEU 0.
     ref, hyp = tmp_path / "ref", tmp_path / "hyp"
-    paper_bleu_lines = [paper_bleu.prepare("Ost-West.", "de")]
-    assert paper_bleu_lines == ["Ost ##AT##-##AT## West ."]
-    ref.write_text(paper_bleu_lines[0] + "\n")
+    prepared = paper_bleu.prepare("Ost-West.", "de")
+    assert prepared == "Ost ##AT##-##AT## West ."
+    ref.write_text(prepared + "\n")
     hyp.write_text(paper_bleu.prepare("Ost West.", "de") + "\n")
     s = score(hyp, ref)
     assert s["score"] == 0.0
