@@ -24,6 +24,7 @@
 #include "parse/tree_data.h"
 #include "parse/word_swap.h"
 #include "text/corpus.h"
+#include "text/subword_sampler.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/train_log_file.h"
@@ -98,14 +99,22 @@ std::string clock_string(double seconds) {
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
-// `valid_text`, when given, receives what validation by translation scores against.
+// `valid_text`, when given, receives what validation by translation scores against;
+// `kept_text`, the raw lines of the pairs returned (for subword sampling).
 std::vector<Example> load_examples(const std::string& src, const std::string& tgt,
                                    const Tokenizer& tokenizer, int max_len, const char* what,
-                                   ValidText* valid_text = nullptr) {
+                                   ValidText* valid_text = nullptr,
+                                   ParallelText* kept_text = nullptr) {
   ParallelText text = read_parallel(src, tgt);
   EncodeStats stats;
   std::vector<int64_t> kept;
   std::vector<Example> examples = encode_parallel(text, tokenizer, max_len, &stats, &kept);
+  if (kept_text) {
+    for (int64_t line : kept) {
+      kept_text->src.push_back(text.src[static_cast<size_t>(line)]);
+      kept_text->tgt.push_back(text.tgt[static_cast<size_t>(line)]);
+    }
+  }
   if (valid_text) {
     valid_text->file_lines = static_cast<int64_t>(text.tgt.size());
     for (int64_t line : kept)
@@ -202,6 +211,7 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--patience", g.patience, o.patience);
   set("--valid-output", g.valid_output, o.valid_output);
   set("--ema-decay", g.ema_decay, o.ema_decay);
+  set("--subword-sampling", g.subword_sampling, o.subword_sampling);
 }
 
 // Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
@@ -263,6 +273,8 @@ void train(TrainFlags& f, Communicator* comm) {
   if (!f.valid_src.empty() && !parallel) fail("with --trees, validate with --valid-trees");
   if (parallel && (f.subtrees || f.word_swaps > 0))
     fail("--subtrees and --word-swaps augment a treebank: they go with --trees");
+  if (!parallel && f.options.subword_sampling > 0)
+    fail("--subword-sampling segments --src/--tgt text; it does not apply to --trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
   f.options.precision = parse_precision(f.precision);
@@ -304,6 +316,7 @@ void train(TrainFlags& f, Communicator* comm) {
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
   ValidText valid_text;
+  std::optional<SubwordSampler> sampler;  // with --subword-sampling; outlives the trainer
   if (!f.trees.empty()) {
     // The scheme the model directory was made with (a resumed parser keeps its own).
     const std::optional<parse::ParseSettings> settings = parse::read_parse_settings(model_dir);
@@ -314,7 +327,12 @@ void train(TrainFlags& f, Communicator* comm) {
     if (!f.valid_trees.empty())
       valid = load_tree_examples(f.valid_trees, tokenizer, scheme, max_len, "validation");
   } else {
-    train = load_examples(f.src, f.tgt, tokenizer, max_len, "training");
+    ParallelText kept;
+    train = load_examples(f.src, f.tgt, tokenizer, max_len, "training", nullptr,
+                          options.subword_sampling > 0 ? &kept : nullptr);
+    if (options.subword_sampling > 0)
+      sampler.emplace(tokenizer, std::move(kept.src), std::move(kept.tgt), max_len,
+                      options.subword_sampling, options.seed);
     if (!f.valid_src.empty())
       valid =
           load_examples(f.valid_src, f.valid_tgt, tokenizer, max_len, "validation", &valid_text);
@@ -335,6 +353,13 @@ void train(TrainFlags& f, Communicator* comm) {
     trainer = std::make_unique<Trainer>(model, train, &valid, options, comm);
   }
   if (!valid.empty() && !f.valid_src.empty()) trainer->set_valid_text(std::move(valid_text));
+  if (sampler) {
+    trainer->set_epoch_encoder([&s = *sampler](int64_t epoch, std::vector<Example>& examples) {
+      s.encode_epoch(epoch, examples);
+    });
+    spdlog::info("subword sampling: each epoch segments the training pairs anew (alpha {})",
+                 sampler->alpha());
+  }
   // Every rank starts from rank 0's weights.
   if (comm) broadcast_parameters(model.parameters(), *comm);
   spdlog::info(
@@ -489,6 +514,12 @@ void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress
   cmd->add_option("--ema-decay", o.ema_decay,
                   "keep an exponential moving average of the weights with this decay (e.g. "
                   "0.9999; 0: none): validated, kept as best, written to MODEL_DIR/ema/")
+      ->capture_default_str();
+  cmd->add_option("--subword-sampling", o.subword_sampling,
+                  "segment the training pairs anew every epoch by sampling: with a BPE "
+                  "vocabulary each merge is skipped with this probability (BPE-dropout, e.g. "
+                  "0.1), with a unigram one it smooths the sampling (e.g. 0.2); validation and "
+                  "translation keep the vocabulary's own segmentation (0: off)")
       ->capture_default_str();
   cmd->add_option("--save-every", o.save_every, "updates between checkpoints (0: by time)");
   cmd->add_option("--save-every-minutes", o.save_every_minutes, "minutes between checkpoints")

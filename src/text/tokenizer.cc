@@ -249,6 +249,14 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
+std::vector<int32_t> Tokenizer::sample_encode(std::string_view text, float alpha) const {
+  std::vector<int32_t> ids;
+  // nbest_size -1: sample from all segmentations (unigram); BPE ignores it and drops merges.
+  const auto status = sp_->SampleEncode(text, -1, alpha, &ids);
+  if (!status.ok()) fail("{}: cannot sample a segmentation: {}", path_, status.message());
+  return ids;
+}
+
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   const int size = sp_->GetPieceSize();
   std::vector<int32_t> kept;

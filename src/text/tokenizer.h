@@ -43,6 +43,12 @@ class Tokenizer {
 
   // Subword ids of `text`, without BOS/EOS. Thread-safe (const).
   std::vector<int32_t> encode(std::string_view text) const;
+  // One segmentation of `text` drawn at random (subword regularisation): for a BPE vocabulary
+  // each merge is skipped with probability `alpha` (BPE-dropout; 0 gives encode()'s ids), for a
+  // unigram one a segmentation is sampled from the lattice with smoothing `alpha`. The draws come
+  // from SentencePiece's generator of the calling thread (text/subword_sampler.h makes them
+  // reproducible). Thread-safe (const).
+  std::vector<int32_t> sample_encode(std::string_view text, float alpha) const;
   // Text of `ids`; PAD, BOS and EOS are skipped. An id outside [0, vocab_size()) throws.
   std::string decode(const std::vector<int32_t>& ids) const;
   int vocab_size() const;

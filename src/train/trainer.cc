@@ -62,7 +62,8 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
                      {"valid_alpha", o.valid_alpha},
                      {"patience", o.patience},
                      {"valid_output", o.valid_output},
-                     {"ema_decay", o.ema_decay}};
+                     {"ema_decay", o.ema_decay},
+                     {"subword_sampling", o.subword_sampling}};
   nlohmann::json metrics = nlohmann::json::array();
   for (ValidMetric m : o.valid_metrics) metrics.push_back(valid_metric_name(m));
   j["valid_metrics"] = metrics;
@@ -127,6 +128,7 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
     o.valid_output = it->get<std::string>();
   }
   o.ema_decay = option(j, "ema_decay", o.ema_decay);
+  o.subword_sampling = option(j, "subword_sampling", o.subword_sampling);
 }
 
 void check_train_options(const TrainOptions& o) {
@@ -139,6 +141,8 @@ void check_train_options(const TrainOptions& o) {
   if (o.patience < 0) fail("--patience must be 0 or more, got {}", o.patience);
   if (!(o.ema_decay >= 0.0f && o.ema_decay < 1.0f))
     fail("--ema-decay must be at least 0 and below 1, got {}", o.ema_decay);
+  if (!(o.subword_sampling >= 0.0f && o.subword_sampling < 1.0f))
+    fail("--subword-sampling must be at least 0 and below 1, got {}", o.subword_sampling);
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
@@ -228,9 +232,22 @@ double Trainer::run_share(double seconds) const {
   return std::min(share, 1.0);
 }
 
+void Trainer::set_epoch_encoder(EpochEncoder encode) {
+  epoch_encoder_ = std::move(encode);
+  epoch_examples_ = train_;
+  batcher_ = Batcher(&epoch_examples_, batcher_.options());
+  plan_epoch_ = -1;
+}
+
 const std::vector<int64_t>* Trainer::next_batch() {
   if (options_.max_epochs > 0 && epoch_ >= options_.max_epochs) return nullptr;
   if (plan_epoch_ != epoch_) {
+    if (epoch_encoder_) {
+      epoch_encoder_(epoch_, epoch_examples_);
+      TD_CHECK(epoch_examples_.size() == train_.size(),
+               "the epoch encoder made {} examples of {} pairs", epoch_examples_.size(),
+               train_.size());
+    }
     plan_ = batcher_.epoch_plan(epoch_);
     plan_epoch_ = epoch_;
   }

@@ -55,6 +55,11 @@ struct TrainOptions {
   // The exponential moving average of the weights (train/ema.h; 0: none). It is what validation
   // measures and what MODEL_DIR/best/ keeps; MODEL_DIR/ema/ holds it at every checkpoint.
   float ema_decay = 0;
+  // Subword regularisation (text/subword_sampler.h): the training pairs segmented anew by
+  // sampling every epoch with this alpha (0: the vocabulary's own segmentation throughout). The
+  // trainer keeps it with the options; the command that builds the examples acts on it through
+  // set_epoch_encoder().
+  float subword_sampling = 0;
   // Checkpoints go to out_dir (none when empty): every save_every updates and/or every
   // save_every_minutes, and at the end; the newest `keep` are kept.
   std::string out_dir;
@@ -112,6 +117,11 @@ class Trainer {
   // With --ema-decay: the moving average from the checkpoint, or, when it has none, started from
   // the weights restored (call after restore()). Returns whether the checkpoint had one.
   bool restore_average(const std::string& checkpoint_dir);
+  // Called at the start of every epoch with the epoch (0-based) and the training examples to
+  // write over: the same pairs in the same order, segmented as that epoch should see them. It
+  // must be a pure function of the epoch for resuming to be exact. Set before run().
+  using EpochEncoder = std::function<void(int64_t epoch, std::vector<Example>& examples)>;
+  void set_epoch_encoder(EpochEncoder encode);
   // What validation by BLEU or chrF needs to translate and score (references, detokenizer).
   void set_valid_text(ValidText text) { valid_text_ = std::move(text); }
 
@@ -164,6 +174,8 @@ class Trainer {
   const std::vector<Example>* valid_;
   TrainOptions options_;
   Batcher batcher_;
+  EpochEncoder epoch_encoder_;
+  std::vector<Example> epoch_examples_;  // with an epoch encoder, what the batcher reads
   Adam adam_;
   Arena arena_;
   std::unique_ptr<WeightAverage> ema_;

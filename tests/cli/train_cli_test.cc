@@ -326,7 +326,9 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
   EXPECT_EQ(best["weights"], "ema");
   const int best_step = best["step"].get<int>();
   for (const nlohmann::json& v : valids)
-    if (v["best"].get<bool>()) EXPECT_LE(v["step"].get<int>(), best_step);
+    if (v["best"].get<bool>()) {
+      EXPECT_LE(v["step"].get<int>(), best_step);
+    }
   // The best weights translate as they did in their validation (greedy, like --valid-beam 1).
   r = testing::run_transduce_apart("translate -m " + model + "/best --beam 1 --input " + dir_ +
                                    "/valid.src");
@@ -336,6 +338,37 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
   EXPECT_EQ(r.out, expected);
   r = run_transduce("translate -m " + model + "/ema --beam 1 --input " + dir_ + "/valid.src");
   EXPECT_EQ(r.status, 0) << r.out;
+}
+
+// --subword-sampling trains on sampled segmentations, says so, and is saved with the options, so
+// a resumed run samples too; out of range or with --trees it is one line.
+TEST_F(TrainCommand, SubwordSamplingTrainsAndResumesWithIt) {
+  const std::string model = dir_ + "/model";
+  CommandResult r =
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
+                    model_flags() + " --max-steps 4 --save-every 2 --subword-sampling 0.1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("subword sampling: each epoch segments the training pairs anew (alpha 0.1)"),
+            std::string::npos)
+      << r.out;
+  const std::vector<nlohmann::json> states = checkpoint_states(model);
+  ASSERT_FALSE(states.empty());
+  EXPECT_FLOAT_EQ(states.back().at("options").at("subword_sampling").get<float>(), 0.1f);
+  r = run_transduce("train --resume " + model + " " + data_flags() + " --max-steps 6");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("subword sampling: each epoch"), std::string::npos) << r.out;
+
+  const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
+                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+  testing::expect_one_line_error(run_transduce(base + " --subword-sampling 1"),
+                                 "--subword-sampling");
+  testing::expect_one_line_error(run_transduce(base + " --subword-sampling -0.5"),
+                                 "--subword-sampling");
+  testing::expect_one_line_error(
+      run_transduce("train --trees " + dir_ + "/t.mrg --vocab " + dir_ + "/vocab --out " + dir_ +
+                    "/m --max-steps 2 --subword-sampling 0.1"),
+      "does not apply to --trees");
+  EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
 }
 
 TEST_F(TrainCommand, BadValidationSettingsGetOneLine) {

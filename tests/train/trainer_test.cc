@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <numbers>
 
 #include "core/bf16.h"
@@ -94,7 +95,9 @@ class TrainerResume : public ::testing::Test {
 };
 
 // 20 updates, a checkpoint, 20 more after a restore: bitwise the weights of 40 straight updates.
-void expect_resume_is_exact(const fs::path& dir, Precision precision) {
+// With `encoder`, each epoch's examples come from it (Trainer::set_epoch_encoder).
+void expect_resume_is_exact(const fs::path& dir, Precision precision,
+                            const Trainer::EpochEncoder& encoder = nullptr) {
   const std::vector<Example> train = reverse_task(300, 3);
   ModelConfig c = tiny_config();
   c.dropout = 0.1f;  // dropout masks must replay too
@@ -103,20 +106,26 @@ void expect_resume_is_exact(const fs::path& dir, Precision precision) {
   o.batch_tokens = 120;  // several epochs in 40 updates, so the data position matters
   o.precision = precision;
 
+  auto trainer_for = [&](Transformer& model) {
+    auto t = std::make_unique<Trainer>(model, train, nullptr, o);
+    if (encoder) t->set_epoch_encoder(encoder);
+    return t;
+  };
   Transformer straight(c);
   straight.init_parameters(5);
   o.max_steps = 40;
-  Trainer(straight, train, nullptr, o).run(nullptr);
+  trainer_for(straight)->run(nullptr);
 
   Transformer first(c);
   first.init_parameters(5);
   o.out_dir = (dir / "model").string();
   o.max_steps = 20;
-  Trainer(first, train, nullptr, o).run(nullptr);
+  trainer_for(first)->run(nullptr);
 
   Transformer resumed(c);
   o.max_steps = 40;  // a larger limit extends the run
-  Trainer trainer(resumed, train, nullptr, o);
+  const auto resumed_trainer = trainer_for(resumed);
+  Trainer& trainer = *resumed_trainer;
   auto latest = latest_checkpoint(o.out_dir);
   ASSERT_TRUE(latest.has_value());
   trainer.restore(load_checkpoint(*latest, resumed, trainer.optimizer()));
@@ -134,6 +143,17 @@ void expect_resume_is_exact(const fs::path& dir, Precision precision) {
 
 TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRun) {
   expect_resume_is_exact(dir_, Precision::FP32);
+}
+
+// Examples that change every epoch (as subword sampling's do) replay from the epoch alone: here
+// epoch e drops the last source token of every pair whose index is e modulo 3.
+TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRunWithExamplesRemadeEachEpoch) {
+  const std::vector<Example> base = reverse_task(300, 3);
+  expect_resume_is_exact(dir_, Precision::FP32, [base](int64_t epoch, std::vector<Example>& ex) {
+    ex = base;
+    for (size_t i = static_cast<size_t>(epoch % 3); i < ex.size(); i += 3)
+      if (ex[i].src.size() > 1) ex[i].src.pop_back();
+  });
 }
 
 // With bf16 GEMMs too: the checkpoint holds the fp32 weights the bf16 copies are rounded from.
@@ -396,24 +416,55 @@ TEST(Trainer, TheScheduleIsSavedWithTheOptions) {
   }
 }
 
-TEST(Trainer, EveryEpochUsesEveryPairOnce) {
-  // Two epochs of updates with accumulation: every pair's target tokens (+ EOS) are trained on
-  // exactly twice, and the run stops at the epoch boundary.
+// Target tokens (each with its EOS) of `pairs`: what an epoch over them trains on.
+int64_t target_tokens(const std::vector<Example>& pairs) {
+  int64_t n = 0;
+  for (const Example& e : pairs) n += static_cast<int64_t>(e.tgt.size()) + 1;
+  return n;
+}
+
+// Trains `epochs` epochs over the 97 pairs of reverse_task(97, 4) with `accum` batches an update
+// (and `encoder`, if given); returns the target tokens the log lines counted.
+int64_t tokens_trained_in_epochs(int epochs, int accum, const Trainer::EpochEncoder& encoder,
+                                 nlohmann::json* state = nullptr) {
   const std::vector<Example> train = reverse_task(97, 4);
-  int64_t per_epoch = 0;
-  for (const Example& e : train) per_epoch += static_cast<int64_t>(e.tgt.size()) + 1;
   Transformer model(tiny_config());
   model.init_parameters(2);
   TrainOptions o = quick_options();
-  o.max_epochs = 2;
-  o.accum = 3;
+  o.max_epochs = epochs;
+  o.accum = accum;
   o.log_every = 1;
   Trainer trainer(model, train, nullptr, o);
+  if (encoder) trainer.set_epoch_encoder(encoder);
   int64_t seen = 0;
   trainer.run([&](const TrainLog& l) { seen += l.target_tokens; });
-  EXPECT_EQ(seen, 2 * per_epoch);
-  EXPECT_EQ(trainer.state().at("epoch").get<int64_t>(), 2);
-  EXPECT_EQ(trainer.state().at("batch_in_epoch").get<int64_t>(), 0);
+  if (state) *state = trainer.state();
+  return seen;
+}
+
+TEST(Trainer, EveryEpochUsesEveryPairOnce) {
+  // Two epochs of updates with accumulation: every pair's target tokens (+ EOS) are trained on
+  // exactly twice, and the run stops at the epoch boundary.
+  nlohmann::json state;
+  EXPECT_EQ(tokens_trained_in_epochs(2, 3, nullptr, &state),
+            2 * target_tokens(reverse_task(97, 4)));
+  EXPECT_EQ(state.at("epoch").get<int64_t>(), 2);
+  EXPECT_EQ(state.at("batch_in_epoch").get<int64_t>(), 0);
+}
+
+// The epoch encoder is asked for each epoch once, in order, and the batches are cut from what it
+// gave: here epoch e gives every target e + 1 extra tokens, so the tokens trained on count them.
+TEST(Trainer, EachEpochTrainsOnWhatTheEpochEncoderGave) {
+  const std::vector<Example> train = reverse_task(97, 4);
+  std::vector<int64_t> asked;
+  const int64_t seen = tokens_trained_in_epochs(3, 2, [&](int64_t epoch, std::vector<Example>& ex) {
+    asked.push_back(epoch);
+    ex = train;
+    for (Example& e : ex) e.tgt.insert(e.tgt.end(), static_cast<size_t>(epoch + 1), e.tgt[0]);
+  });
+  const int64_t pairs = static_cast<int64_t>(train.size());
+  EXPECT_EQ(asked, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(seen, 3 * target_tokens(train) + (1 + 2 + 3) * pairs);
 }
 
 TEST(Trainer, RefusesToRunWithoutALimit) {
