@@ -100,7 +100,8 @@ std::string clock_string(double seconds) {
 }
 
 // `valid_text`, when given, receives what validation by translation scores against;
-// `kept_text`, the raw lines of the pairs returned (for subword sampling).
+// `kept_text`, the raw lines of the pairs returned (for subword sampling; moved there, so not
+// with valid_text).
 std::vector<Example> load_examples(const std::string& src, const std::string& tgt,
                                    const Tokenizer& tokenizer, int max_len, const char* what,
                                    ValidText* valid_text = nullptr,
@@ -109,10 +110,11 @@ std::vector<Example> load_examples(const std::string& src, const std::string& tg
   EncodeStats stats;
   std::vector<int64_t> kept;
   std::vector<Example> examples = encode_parallel(text, tokenizer, max_len, &stats, &kept);
+  TD_CHECK(!(kept_text && valid_text), "load_examples moves the lines to one of them");
   if (kept_text) {
     for (int64_t line : kept) {
-      kept_text->src.push_back(text.src[static_cast<size_t>(line)]);
-      kept_text->tgt.push_back(text.tgt[static_cast<size_t>(line)]);
+      kept_text->src.push_back(std::move(text.src[static_cast<size_t>(line)]));
+      kept_text->tgt.push_back(std::move(text.tgt[static_cast<size_t>(line)]));
     }
   }
   if (valid_text) {

@@ -95,7 +95,7 @@ std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& 
   std::vector<char> verdict(n, kKeep);
   std::exception_ptr error;
   auto too_long = [max_len](const std::vector<int32_t>& ids) {
-    return max_len > 0 && static_cast<int64_t>(ids.size()) + 1 > max_len;
+    return !fits_max_len(ids.size(), max_len);
   };
 
 #pragma omp parallel for schedule(dynamic, 256)

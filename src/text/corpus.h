@@ -39,6 +39,11 @@ struct EncodeStats {
 // the model sees for a side: its subword tokens plus one for EOS, so a side of n subword tokens
 // is kept only if n + 1 <= max_len. max_len <= 0 means no limit. Encodes in parallel (OpenMP).
 // `kept_lines`, when given, receives the 0-based line of each pair returned.
+// Whether a side of `tokens` subword tokens fits `max_len` with its EOS (max_len <= 0: no limit).
+inline bool fits_max_len(size_t tokens, int max_len) {
+  return max_len <= 0 || static_cast<int64_t>(tokens) + 1 <= max_len;
+}
+
 std::vector<Example> encode_parallel(const ParallelText& text, const Tokenizer& tok, int max_len,
                                      EncodeStats* stats,
                                      std::vector<int64_t>* kept_lines = nullptr);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "text/corpus.h"
 #include "text/tokenizer.h"
 
 namespace transduce {
@@ -29,12 +30,9 @@ SubwordSampler::SubwordSampler(const Tokenizer& tok, std::vector<std::string> sr
 
 void SubwordSampler::encode_epoch(int64_t epoch, std::vector<Example>& examples) const {
   examples.resize(src_.size());
-  auto fits = [this](const std::vector<int32_t>& ids) {
-    return max_len_ <= 0 || static_cast<int64_t>(ids.size()) + 1 <= max_len_;
-  };
   auto side = [&](const std::string& text) {
     std::vector<int32_t> ids = tok_.sample_encode(text, alpha_);
-    return fits(ids) ? ids : tok_.encode(text);
+    return fits_max_len(ids.size(), max_len_) ? ids : tok_.encode(text);
   };
   // SentencePiece draws from a generator of each thread, seeded from its global seed when the
   // thread first draws. A fresh thread per epoch, started after the seed is set and joined before

@@ -28,7 +28,6 @@ class SubwordSampler {
   // longer than max_len keeps its deterministic segmentation (which was within it).
   void encode_epoch(int64_t epoch, std::vector<Example>& examples) const;
 
-  size_t size() const { return src_.size(); }
   float alpha() const { return alpha_; }
 
  private:

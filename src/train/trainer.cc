@@ -234,7 +234,7 @@ double Trainer::run_share(double seconds) const {
 
 void Trainer::set_epoch_encoder(EpochEncoder encode) {
   epoch_encoder_ = std::move(encode);
-  epoch_examples_ = train_;
+  epoch_examples_.resize(train_.size());  // written by the encoder before the first plan
   batcher_ = Batcher(&epoch_examples_, batcher_.options());
   plan_epoch_ = -1;
 }
