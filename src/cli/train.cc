@@ -214,6 +214,7 @@ void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
   set("--valid-output", g.valid_output, o.valid_output);
   set("--ema-decay", g.ema_decay, o.ema_decay);
   set("--subword-sampling", g.subword_sampling, o.subword_sampling);
+  set("--rdrop", g.rdrop, o.rdrop);
 }
 
 // Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
@@ -393,9 +394,10 @@ void train(TrainFlags& f, Communicator* comm) {
                        l.chrf ? fmt::format(" | chrF {:.2f}", *l.chrf) : "", best_string(l));
         else
           spdlog::info(
-              "step {} | epoch {} | loss {:.4f} | ppl {:.2f} | lr {:.3e} | {:.0f} tok/s | {}{}",
-              l.step, l.epoch, l.loss, l.perplexity, l.learning_rate, l.tokens_per_second,
-              clock_string(l.elapsed_seconds),
+              "step {} | epoch {} | loss {:.4f} | ppl {:.2f}{} | lr {:.3e} | {:.0f} tok/s | {}{}",
+              l.step, l.epoch, l.loss, l.perplexity,
+              l.consistency ? fmt::format(" | kl {:.4f}", *l.consistency) : "", l.learning_rate,
+              l.tokens_per_second, clock_string(l.elapsed_seconds),
               ranks > 1 ? fmt::format(" | sync {:.1f}%", 100 * l.sync_share) : "");
       },
       [&](int64_t step) {
@@ -522,6 +524,12 @@ void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress
                   "vocabulary each merge is skipped with this probability (BPE-dropout, e.g. "
                   "0.1), with a unigram one it smooths the sampling (e.g. 0.2); validation and "
                   "translation keep the vocabulary's own segmentation (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--rdrop", o.rdrop,
+                  "R-Drop: run every batch twice through different dropout masks and add this "
+                  "weight times the symmetric KL divergence between the two passes' output "
+                  "distributions to the loss (e.g. 5; an update then costs about twice the "
+                  "compute; 0: off)")
       ->capture_default_str();
   cmd->add_option("--save-every", o.save_every, "updates between checkpoints (0: by time)");
   cmd->add_option("--save-every-minutes", o.save_every_minutes, "minutes between checkpoints")

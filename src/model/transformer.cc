@@ -220,6 +220,18 @@ void Transformer::forward_to_logits(Context& ctx, const Batch& batch) {
   logits_ = decode(ctx, batch.tgt_in, tgt_pad_, memory_, src_pad_);
 }
 
+Batch repeated_twice(const Batch& batch) {
+  auto twice = [](const Tensor& t) {
+    TD_CHECK(t.ndim() == 2, "repeated_twice: a batch tensor of shape {}", t.shape().str());
+    Tensor out = Tensor::empty({2 * t.dim(0), t.dim(1)}, t.dtype());
+    const size_t bytes = t.nbytes();
+    std::memcpy(out.raw(), t.raw(), bytes);
+    std::memcpy(static_cast<char*>(out.raw()) + bytes, t.raw(), bytes);
+    return out;
+  };
+  return Batch{twice(batch.src), twice(batch.tgt_in), twice(batch.tgt_out)};
+}
+
 ops::CrossEntropySums Transformer::forward(Context& ctx, const Batch& batch) {
   forward_to_logits(ctx, batch);
   lse_ = ctx.alloc({logits_.rows()});
@@ -239,11 +251,16 @@ void Transformer::backward(Context& ctx, float grad_scale) {
   backward_from_logits(ctx, dlogits_bf16);
 }
 
-ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, float grad_scale) {
+ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, float grad_scale,
+                                              float consistency) {
   forward_to_logits(ctx, batch);
   const Tensor dlogits_bf16 = bf16_logits_gradient(ctx);
-  const ops::CrossEntropySums sums = ops::cross_entropy_train(
-      logits_, batch.tgt_out, config_.pad_id, config_.label_smoothing, grad_scale, dlogits_bf16);
+  const ops::CrossEntropySums sums =
+      consistency > 0 ? ops::consistency_loss_train(logits_, batch.tgt_out, config_.pad_id,
+                                                    config_.label_smoothing, consistency,
+                                                    grad_scale, dlogits_bf16)
+                      : ops::cross_entropy_train(logits_, batch.tgt_out, config_.pad_id,
+                                                 config_.label_smoothing, grad_scale, dlogits_bf16);
   backward_from_logits(ctx, dlogits_bf16);
   return sums;
 }

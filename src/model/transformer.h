@@ -19,6 +19,10 @@ struct Batch {
   Tensor tgt_out;  // [B, Lt]
 };
 
+// The batch's sentences followed by the same sentences again [2B, ...]: R-Drop's two passes
+// through different dropout masks as one forward (Transformer::train_step's consistency).
+Batch repeated_twice(const Batch& batch);
+
 class Transformer {
  public:
   explicit Transformer(const ModelConfig& config);
@@ -52,7 +56,11 @@ class Transformer {
   void backward(Context& ctx, float grad_scale);
   // forward() and backward() as training runs them: the loss's forward and backward in one pass
   // over the logits (which hold their gradient afterwards). Same sums, same gradients.
-  ops::CrossEntropySums train_step(Context& ctx, const Batch& batch, float grad_scale);
+  // With consistency > 0 the batch must be repeated_twice() and the loss is R-Drop's: the
+  // cross-entropy of both copies plus `consistency` times the symmetric KL divergence between
+  // the copies' distributions at each target position (ops::consistency_loss_train).
+  ops::CrossEntropySums train_step(Context& ctx, const Batch& batch, float grad_scale,
+                                   float consistency = 0);
 
   // Pieces of forward, for inference and tests.
   Tensor padding_mask(Context& ctx, const Tensor& ids) const;  // U8, 1 where ids == pad

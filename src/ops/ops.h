@@ -193,6 +193,8 @@ struct CrossEntropySums {
   double loss = 0;  // sum of smoothed losses over counted rows
   double nll = 0;   // sum of -log p(label), for perplexity
   int64_t tokens = 0;
+  // consistency_loss_train: the sum over row pairs of (KL(p||q) + KL(q||p)) / 2.
+  double consistency = 0;
 };
 // Saves each row's log-sum-exp in lse [n].
 CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,
@@ -209,6 +211,13 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int pad
 CrossEntropySums cross_entropy_train(const Tensor& logits, const Tensor& targets, int pad_id,
                                      float eps, float grad_scale,
                                      const Tensor& grad_bf16 = Tensor());
+// R-Drop's loss (Liang et al., 2021) over logits [2n, V] whose rows r and r + n saw the same
+// target (targets[r] == targets[r + n]) through two dropout masks: the rows' label-smoothed
+// cross-entropy (the sums above) plus alpha times each pair's (KL(p||q) + KL(q||p)) / 2 (their
+// sum in `consistency`). Writes grad_scale * the gradient of that total as cross_entropy_train.
+CrossEntropySums consistency_loss_train(const Tensor& logits, const Tensor& targets, int pad_id,
+                                        float eps, float alpha, float grad_scale,
+                                        const Tensor& grad_bf16 = Tensor());
 
 // Adam with bias correction at step t (1-based): m, v updated, param -= lr * mhat / (sqrt(vhat) +
 // eps). When param_bf16 (BF16, param's size) is given, it receives the updated param rounded to

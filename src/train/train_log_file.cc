@@ -23,6 +23,7 @@ nlohmann::json train_log_record(const TrainLog& l) {
     j["tokens_per_second"] = l.tokens_per_second;
     j["target_tokens"] = l.target_tokens;
     if (l.sync_share > 0) j["sync_share"] = l.sync_share;  // data-parallel runs only
+    if (l.consistency) j["consistency"] = *l.consistency;  // R-Drop runs only
   } else {
     if (l.bleu) j["bleu"] = *l.bleu;
     if (l.chrf) j["chrf"] = *l.chrf;

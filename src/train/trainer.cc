@@ -63,7 +63,8 @@ void to_json(nlohmann::json& j, const TrainOptions& o) {
                      {"patience", o.patience},
                      {"valid_output", o.valid_output},
                      {"ema_decay", o.ema_decay},
-                     {"subword_sampling", o.subword_sampling}};
+                     {"subword_sampling", o.subword_sampling},
+                     {"rdrop", o.rdrop}};
   nlohmann::json metrics = nlohmann::json::array();
   for (ValidMetric m : o.valid_metrics) metrics.push_back(valid_metric_name(m));
   j["valid_metrics"] = metrics;
@@ -129,6 +130,7 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o) {
   }
   o.ema_decay = option(j, "ema_decay", o.ema_decay);
   o.subword_sampling = option(j, "subword_sampling", o.subword_sampling);
+  o.rdrop = option(j, "rdrop", o.rdrop);
 }
 
 void check_train_options(const TrainOptions& o) {
@@ -143,6 +145,8 @@ void check_train_options(const TrainOptions& o) {
     fail("--ema-decay must be at least 0 and below 1, got {}", o.ema_decay);
   if (!(o.subword_sampling >= 0.0f && o.subword_sampling < 1.0f))
     fail("--subword-sampling must be at least 0 and below 1, got {}", o.subword_sampling);
+  if (!(o.rdrop >= 0.0f && std::isfinite(o.rdrop)))
+    fail("--rdrop must be a weight of 0 or more, got {}", o.rdrop);
 }
 
 Trainer::Trainer(Transformer& model, const std::vector<Example>& train,
@@ -272,7 +276,8 @@ bool Trainer::update(Interval& sums) {
     const std::vector<int64_t>* indices = next_batch();
     if (!indices) break;
     if (k / accum == rank) {
-      batches.push_back(batcher_.make_batch(*indices));
+      batches.push_back(options_.rdrop > 0 ? repeated_twice(batcher_.make_batch(*indices))
+                                           : batcher_.make_batch(*indices));
       streams.push_back(static_cast<uint64_t>(k));
       counts[0] += static_cast<double>(count_tokens(batches.back().tgt_out));
       counts[1] += 1;
@@ -291,11 +296,14 @@ bool Trainer::update(Interval& sums) {
     arena_.reset();
     Context ctx(arena_, /*train=*/true,
                 hash_u64(options_.seed, static_cast<uint64_t>(step_), streams[k]));
-    const ops::CrossEntropySums s = model_.train_step(ctx, batches[k], grad_scale);
+    const ops::CrossEntropySums s = model_.train_step(ctx, batches[k], grad_scale, options_.rdrop);
     sums.loss += s.loss;
     sums.nll += s.nll;
     sums.tokens += static_cast<double>(s.tokens);
-    sums.all_tokens += static_cast<double>(s.tokens + count_tokens(batches[k].src));
+    sums.consistency += s.consistency;
+    // The data's tokens: R-Drop's second pass over a batch is not more data.
+    const double passes = options_.rdrop > 0 ? 2 : 1;
+    sums.all_tokens += static_cast<double>(s.tokens + count_tokens(batches[k].src)) / passes;
   }
   if (gradient_sync_) {
     const double start = now_seconds();
@@ -428,9 +436,9 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
 
   auto report = [&] {
     // Every rank reaches this at the same step; the log line shows the sums of all of them.
-    double sums[5] = {interval.loss, interval.nll, interval.tokens, interval.all_tokens,
-                      interval.sync_seconds};
-    comm_.sum(sums, 5, "the log sums");
+    double sums[6] = {interval.loss,       interval.nll,          interval.tokens,
+                      interval.all_tokens, interval.sync_seconds, interval.consistency};
+    comm_.sum(sums, 6, "the log sums");
     const double seconds = std::max(now_seconds() - interval_start, 1e-9);
     if (interval.updates > 0 && leader && log) {
       TrainLog l;
@@ -441,8 +449,10 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
       l.learning_rate = last_lr_;
       l.tokens_per_second = sums[3] / seconds;
       l.elapsed_seconds = elapsed();
-      l.target_tokens = static_cast<int64_t>(sums[2]);
+      l.target_tokens = static_cast<int64_t>(sums[2] / (options_.rdrop > 0 ? 2 : 1));
       l.sync_share = sums[4] / comm_.size() / seconds;
+      // Each pair of tokens (one per pass) holds one divergence.
+      if (options_.rdrop > 0) l.consistency = sums[5] / std::max(sums[2] / 2, 1.0);
       log(l);
     }
     interval = Interval{};

@@ -60,6 +60,11 @@ struct TrainOptions {
   // trainer keeps it with the options; the command that builds the examples acts on it through
   // set_epoch_encoder().
   float subword_sampling = 0;
+  // R-Drop (Liang et al., 2021) with this weight (0: off): every batch runs twice through
+  // different dropout masks, and the loss adds rdrop times the symmetric KL divergence between the
+  // two output distributions at each target position to both passes' cross-entropy (mean over
+  // both passes' tokens). An update costs about twice the compute of the same batch without.
+  float rdrop = 0;
   // Checkpoints go to out_dir (none when empty): every save_every updates and/or every
   // save_every_minutes, and at the end; the newest `keep` are kept.
   std::string out_dir;
@@ -90,6 +95,8 @@ struct TrainLog {
   double elapsed_seconds = 0;
   // Data-parallel runs: the share of the interval a rank spent summing gradients (mean of ranks).
   double sync_share = 0;
+  // With R-Drop: the mean over target tokens of (KL(p||q) + KL(q||p)) / 2 between the two passes.
+  std::optional<double> consistency;
   bool validation = false;  // a validation line: loss and perplexity are over the valid set
   // Validation by translation: the scores of the validation set's translations.
   std::optional<double> bleu, chrf;
@@ -147,7 +154,7 @@ class Trainer {
  private:
   // Sums since the last log line, of this rank until they are reported.
   struct Interval {
-    double loss = 0, nll = 0, tokens = 0, all_tokens = 0, sync_seconds = 0;
+    double loss = 0, nll = 0, tokens = 0, all_tokens = 0, sync_seconds = 0, consistency = 0;
     int64_t updates = 0;
   };
   // Runs one update over `accum` batches per rank; returns false when the data of max_epochs is

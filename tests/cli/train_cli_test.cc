@@ -371,6 +371,38 @@ TEST_F(TrainCommand, SubwordSamplingTrainsAndResumesWithIt) {
   EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
 }
 
+// R-Drop (the default dropout 0.1 makes the passes differ): the log lines and train_log.jsonl
+// report the passes' divergence, the weight is saved with the options and kept on resume.
+TEST_F(TrainCommand, RDropLogsTheDivergenceAndResumesWithIt) {
+  const std::string model = dir_ + "/model";
+  CommandResult r =
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
+                    model_flags() + " --max-steps 4 --save-every 2 --rdrop 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(" | kl "), std::string::npos) << r.out;
+  const std::vector<nlohmann::json> states = checkpoint_states(model);
+  ASSERT_FALSE(states.empty());
+  EXPECT_FLOAT_EQ(states.back().at("options").at("rdrop").get<float>(), 2.0f);
+  std::ifstream log(model + "/train_log.jsonl");
+  int train_lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.at("kind") != "train") continue;
+    ++train_lines;
+    EXPECT_GT(j.at("consistency").get<double>(), 0.0) << line;
+  }
+  EXPECT_EQ(train_lines, 2);
+  r = run_transduce("train --resume " + model + " " + data_flags() + " --max-steps 6");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("step 6 | epoch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" | kl "), std::string::npos) << r.out;
+
+  const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
+                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+  testing::expect_one_line_error(run_transduce(base + " --rdrop -1"), "--rdrop");
+  EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
+}
+
 TEST_F(TrainCommand, BadValidationSettingsGetOneLine) {
   const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
                            model_flags() + " --max-steps 2 --out " + dir_ + "/m";

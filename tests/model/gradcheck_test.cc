@@ -382,5 +382,36 @@ INSTANTIATE_TEST_SUITE_P(
         ModelCase{"AttentionWindow1", NormPlacement::Post, Positions::Sinusoidal, 0.0f, 1}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// R-Drop through the whole model: the batch twice with dropout, so that the two passes differ,
+// and the loss of both passes' cross-entropy plus alpha times their symmetric KL divergence
+// (its value from the op, whose forward is checked against the definition in
+// cross_entropy_test.cc), against every parameter.
+TEST(GradCheck, TransformerWithRDrop) {
+  SplitMix64 rng(9);
+  ModelConfig c = small_config();
+  c.dropout = 0.1f;
+  Transformer model(c);
+  randomize(model.parameters(), rng);
+  const Batch batch = repeated_twice(small_batch(c.vocab_size));
+  const float alpha = 3.0f;
+  auto loss = [&] {
+    Arena a;
+    Context ctx(a, true, 21);
+    const auto sums = model.forward(ctx, batch);
+    const Tensor logits = model.logits().clone();
+    const auto kl = ops::consistency_loss_train(logits, batch.tgt_out, c.pad_id, c.label_smoothing,
+                                                alpha, 0.0f);
+    return (sums.loss + alpha * kl.consistency) / sums.tokens;
+  };
+  Arena a;
+  Context ctx(a, true, 21);
+  const auto sums = model.train_step(ctx, batch, 1.0f / 12, alpha);
+  ASSERT_EQ(sums.tokens, 12);
+  EXPECT_GT(sums.consistency, 1e-3) << "dropout should make the passes differ";
+  testing::GradCheckOptions o;
+  o.samples = 4;
+  expect_gradients_match(loss, param_targets(model.parameters()), o);
+}
+
 }  // namespace
 }  // namespace transduce

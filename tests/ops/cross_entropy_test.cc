@@ -292,5 +292,193 @@ TEST(OpsCrossEntropy, TargetOutsideVocabularyThrowsUnlessPad) {
   EXPECT_NEAR(sums.loss, 2 * std::log(3.0), 1e-6);  // smoothing of a uniform p changes nothing
 }
 
+// R-Drop's loss (ops::consistency_loss_train): rows r and r + n/2 are one target token seen
+// through two dropout masks.
+
+std::vector<double> log_softmax_of(const double* row, int64_t vocab) {
+  double mx = row[0];
+  for (int64_t c = 1; c < vocab; ++c) mx = std::max(mx, row[c]);
+  double z = 0;
+  for (int64_t c = 0; c < vocab; ++c) z += std::exp(row[c] - mx);
+  std::vector<double> out(static_cast<size_t>(vocab));
+  for (int64_t c = 0; c < vocab; ++c) out[size_t(c)] = row[c] - mx - std::log(z);
+  return out;
+}
+
+// The sum over the pairs of counted rows of (KL(p||q) + KL(q||p)) / 2, from the definition.
+double naive_consistency(const std::vector<double>& logits, const std::vector<int32_t>& targets,
+                         int64_t vocab, int pad) {
+  const size_t pairs = targets.size() / 2;
+  double sum = 0;
+  for (size_t r = 0; r < pairs; ++r) {
+    if (targets[r] == pad) continue;
+    const auto lp = log_softmax_of(logits.data() + r * size_t(vocab), vocab);
+    const auto lq = log_softmax_of(logits.data() + (r + pairs) * size_t(vocab), vocab);
+    for (size_t c = 0; c < size_t(vocab); ++c)
+      sum += 0.5 * (std::exp(lp[c]) * (lp[c] - lq[c]) + std::exp(lq[c]) * (lq[c] - lp[c]));
+  }
+  return sum;
+}
+
+double naive_rdrop_loss(const std::vector<double>& logits, const std::vector<int32_t>& targets,
+                        int64_t vocab, int pad, double eps, double alpha) {
+  return naive_ce(logits, targets, vocab, pad, eps).loss +
+         alpha * naive_consistency(logits, targets, vocab, pad);
+}
+
+// The gradient of grad_scale * naive_rdrop_loss, worked out on paper and computed in double:
+// (p - q_ls) + alpha (p (d - E_p[d]) + p - q) / 2 for the first row of a pair, d = log p - log q,
+// and the same with p and q swapped for the second (checked against finite differences below).
+std::vector<double> naive_rdrop_gradient(const std::vector<double>& logits,
+                                         const std::vector<int32_t>& targets, int64_t vocab,
+                                         int pad, double eps, double alpha, double grad_scale) {
+  const size_t pairs = targets.size() / 2, v = size_t(vocab);
+  std::vector<double> g(logits.size(), 0.0);
+  for (size_t r = 0; r < pairs; ++r) {
+    if (targets[r] == pad) continue;
+    const auto lp = log_softmax_of(logits.data() + r * v, vocab);
+    const auto lq = log_softmax_of(logits.data() + (r + pairs) * v, vocab);
+    double ep = 0, eq = 0;
+    for (size_t c = 0; c < v; ++c) {
+      ep += std::exp(lp[c]) * (lp[c] - lq[c]);
+      eq += std::exp(lq[c]) * (lp[c] - lq[c]);
+    }
+    for (size_t c = 0; c < v; ++c) {
+      const double p = std::exp(lp[c]), q = std::exp(lq[c]), d = lp[c] - lq[c];
+      const double smooth = (c == size_t(targets[r]) ? 1.0 - eps : 0.0) + eps / double(vocab);
+      g[r * v + c] = grad_scale * (p - smooth + alpha * 0.5 * (p * (d - ep) + p - q));
+      g[(r + pairs) * v + c] = grad_scale * (q - smooth + alpha * 0.5 * (q * (eq - d) + q - p));
+    }
+  }
+  return g;
+}
+
+// Two passes' logits: the first random, the second the first moved by up to `spread`, as a
+// different dropout mask moves them.
+Tensor two_passes(SplitMix64& rng, int64_t pairs, int64_t vocab, float spread) {
+  Tensor t = random_tensor({2 * pairs, vocab}, rng, -4.0f, 4.0f);
+  float* p = t.f32();
+  for (int64_t i = 0; i < pairs * vocab; ++i)
+    p[pairs * vocab + i] = p[i] + spread * (2.0f * float(rng.uniform()) - 1.0f);
+  return t;
+}
+
+std::vector<int32_t> paired(const std::vector<int32_t>& targets) {
+  std::vector<int32_t> t = targets;
+  t.insert(t.end(), targets.begin(), targets.end());
+  return t;
+}
+
+TEST(OpsRDrop, HandComputedPair) {
+  // p = softmax(0, ln 3) = (1/4, 3/4), q = softmax(0, 0) = (1/2, 1/2):
+  // KL(p||q) = 1/4 ln(1/2) + 3/4 ln(3/2) = 0.130812, KL(q||p) = 1/2 ln 2 + 1/2 ln(2/3) = 0.143841.
+  Tensor logits = from({2, 2}, {0.0f, std::log(3.0f), 0.0f, 0.0f});
+  const auto sums = ops::consistency_loss_train(logits, ids_of({1, 1}), -1, 0.0f, 1.0f, 1.0f);
+  EXPECT_NEAR(sums.consistency, (0.130812 + 0.143841) / 2, 1e-6);
+  EXPECT_EQ(sums.tokens, 2);
+  EXPECT_NEAR(sums.nll, std::log(4.0 / 3.0) + std::log(2.0), 1e-6);
+  // d = log p - log q = (ln 1/2, ln 3/2); E_p[d] = KL(p||q), and row 0's gradient (alpha 1):
+  // p - onehot + (p (d - E_p[d]) + p - q) / 2 at class 0 = 1/4 + (1/4 (ln 1/2 - 0.130812) - 1/4)
+  // / 2.
+  EXPECT_NEAR(logits.f32()[0], 0.25 + (0.25 * (std::log(0.5) - 0.130812) - 0.25) / 2, 1e-6);
+  // Each row's gradient sums to zero: every term is a difference of two distributions.
+  EXPECT_NEAR(logits.f32()[0] + logits.f32()[1], 0.0, 1e-6);
+  EXPECT_NEAR(logits.f32()[2] + logits.f32()[3], 0.0, 1e-6);
+}
+
+TEST(OpsRDrop, MatchesDefinitionAndFiniteDifferences) {
+  SplitMix64 rng(81);
+  const int64_t pairs = 5, vocab = 7;
+  const int pad = 0;
+  const float eps = 0.1f, alpha = 2.0f, grad_scale = 0.3f;
+  const Tensor logits = two_passes(rng, pairs, vocab, 1.5f);
+  const std::vector<int32_t> t = paired({3, pad, 6, 1, 1});
+  Tensor grad = logits.clone();
+  const auto sums = ops::consistency_loss_train(grad, ids_of(t), pad, eps, alpha, grad_scale);
+  std::vector<double> x = as_double(logits);
+  const Naive ce = naive_ce(x, t, vocab, pad, double{eps});
+  EXPECT_NEAR(sums.loss, ce.loss, 1e-5);
+  EXPECT_NEAR(sums.nll, ce.nll, 1e-5);
+  EXPECT_EQ(sums.tokens, 8);
+  const double consistency = naive_consistency(x, t, vocab, pad);
+  EXPECT_GT(consistency, 0.1);  // the passes differ enough for the term to matter
+  EXPECT_NEAR(sums.consistency, consistency, 1e-5);
+
+  const double h = 1e-5;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double saved = x[i];
+    x[i] = saved + h;
+    const double up = naive_rdrop_loss(x, t, vocab, pad, double{eps}, double{alpha});
+    x[i] = saved - h;
+    const double down = naive_rdrop_loss(x, t, vocab, pad, double{eps}, double{alpha});
+    x[i] = saved;
+    EXPECT_NEAR(grad.f32()[i], grad_scale * (up - down) / (2 * h), 1e-6)
+        << "row " << i / vocab << " class " << i % vocab;
+  }
+  const std::vector<double> worked =
+      naive_rdrop_gradient(x, t, vocab, pad, double{eps}, double{alpha}, double{grad_scale});
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(grad.f32()[i], worked[i], 1e-6) << i;
+}
+
+// Two identical passes (no dropout) diverge by nothing: the loss and its gradient are plain
+// cross-entropy's.
+TEST(OpsRDrop, IdenticalPassesAddNothing) {
+  SplitMix64 rng(82);
+  const int64_t pairs = 30, vocab = 1031;
+  const int pad = 0;
+  const Tensor logits = two_passes(rng, pairs, vocab, 0.0f);
+  const std::vector<int32_t> t = paired(labels_with_pads(rng, pairs, vocab, 7, 2));
+  Tensor rdrop = logits.clone(), plain = logits.clone();
+  const auto r = ops::consistency_loss_train(rdrop, ids_of(t), pad, 0.1f, 5.0f, 0.01f);
+  const auto c = ops::cross_entropy_train(plain, ids_of(t), pad, 0.1f, 0.01f);
+  EXPECT_EQ(r.tokens, c.tokens);
+  EXPECT_NEAR(r.loss, c.loss, 1e-9 * c.loss);
+  EXPECT_NEAR(r.consistency, 0.0, 1e-9);
+  for (int64_t i = 0; i < logits.numel(); ++i)
+    ASSERT_NEAR(rdrop.f32()[i], plain.f32()[i], 1e-9) << "element " << i;
+}
+
+// At a training batch's size (2 x 2000 rows, V = 6000, run in parallel), with pad pairs: the sums
+// and the gradient against the double-precision reference, and the bf16 gradient the fp32 one
+// rounded with the logits left alone.
+TEST(OpsRDrop, AtTrainingSizeMatchesTheDoubleReference) {
+  SplitMix64 rng(83);
+  const int64_t pairs = 2000, vocab = 6000;
+  const int pad = 0;
+  const float eps = 0.1f, alpha = 5.0f, grad_scale = 1.0f / 3700;
+  const Tensor logits = two_passes(rng, pairs, vocab, 1.0f);
+  const std::vector<int32_t> t = paired(labels_with_pads(rng, pairs, vocab, 9, 5));
+  Tensor grad = logits.clone();
+  const auto sums = ops::consistency_loss_train(grad, ids_of(t), pad, eps, alpha, grad_scale);
+  const std::vector<double> x = as_double(logits);
+  const Naive ce = naive_ce(x, t, vocab, pad, double{eps});
+  EXPECT_EQ(sums.tokens, ce.tokens);
+  EXPECT_NEAR(sums.loss, ce.loss, 1e-6 * ce.loss);
+  EXPECT_NEAR(sums.nll, ce.nll, 1e-6 * ce.nll);
+  const double consistency = naive_consistency(x, t, vocab, pad);
+  EXPECT_NEAR(sums.consistency, consistency, 1e-5 * consistency);
+  const std::vector<double> want =
+      naive_rdrop_gradient(x, t, vocab, pad, double{eps}, double{alpha}, double{grad_scale});
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::abs(double{grad.f32()[i]} - want[i]));
+  EXPECT_LT(worst, 1e-6 * grad_scale) << "largest difference from the double reference";
+
+  Tensor kept = logits.clone(), grad_bf16 = Tensor::empty({2 * pairs, vocab}, DType::BF16);
+  const auto sums_bf16 =
+      ops::consistency_loss_train(kept, ids_of(t), pad, eps, alpha, grad_scale, grad_bf16);
+  EXPECT_EQ(sums_bf16.consistency, sums.consistency);
+  ASSERT_EQ(0, std::memcmp(kept.raw(), logits.raw(), kept.nbytes())) << "logits changed";
+  expect_rounded_from(grad_bf16, grad);
+}
+
+TEST(OpsRDrop, RefusesRowsWhoseTargetsDoNotPair) {
+  Tensor logits = Tensor::zeros({4, 3});
+  EXPECT_THROW(ops::consistency_loss_train(logits, ids_of({1, 2, 1, 0}), 0, 0.1f, 1.0f, 1.0f),
+               Error);
+  Tensor odd = Tensor::zeros({3, 3});
+  EXPECT_THROW(ops::consistency_loss_train(odd, ids_of({1, 1, 1}), 0, 0.1f, 1.0f, 1.0f), Error);
+}
+
 }  // namespace
 }  // namespace transduce

@@ -97,7 +97,7 @@ class TrainerResume : public ::testing::Test {
 // 20 updates, a checkpoint, 20 more after a restore: bitwise the weights of 40 straight updates.
 // With `encoder`, each epoch's examples come from it (Trainer::set_epoch_encoder).
 void expect_resume_is_exact(const fs::path& dir, Precision precision,
-                            const Trainer::EpochEncoder& encoder = nullptr) {
+                            const Trainer::EpochEncoder& encoder = nullptr, float rdrop = 0) {
   const std::vector<Example> train = reverse_task(300, 3);
   ModelConfig c = tiny_config();
   c.dropout = 0.1f;  // dropout masks must replay too
@@ -105,6 +105,7 @@ void expect_resume_is_exact(const fs::path& dir, Precision precision,
   o.accum = 2;
   o.batch_tokens = 120;  // several epochs in 40 updates, so the data position matters
   o.precision = precision;
+  o.rdrop = rdrop;
 
   auto trainer_for = [&](Transformer& model) {
     auto t = std::make_unique<Trainer>(model, train, nullptr, o);
@@ -154,6 +155,11 @@ TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRunWithExamplesRemadeEachEpoch
     for (size_t i = static_cast<size_t>(epoch % 3); i < ex.size(); i += 3)
       if (ex[i].src.size() > 1) ex[i].src.pop_back();
   });
+}
+
+// R-Drop's second pass draws its own dropout masks, and they replay too.
+TEST_F(TrainerResume, HalfPlusResumedHalfEqualsOneRunWithRDrop) {
+  expect_resume_is_exact(dir_, Precision::FP32, nullptr, 3.0f);
 }
 
 // With bf16 GEMMs too: the checkpoint holds the fp32 weights the bf16 copies are rounded from.
@@ -465,6 +471,85 @@ TEST(Trainer, EachEpochTrainsOnWhatTheEpochEncoderGave) {
   const int64_t pairs = static_cast<int64_t>(train.size());
   EXPECT_EQ(asked, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(seen, 3 * target_tokens(train) + (1 + 2 + 3) * pairs);
+}
+
+// Without dropout R-Drop's two passes are the same, so an update is plain cross-entropy's: the
+// trainer repeats each batch and halves the gradient's scale to match, and counts the data once.
+// (Compared by the first update's gradient: Adam's first steps are lr * sign(g), so rounding-level
+// differences in gradients near 0 would move weights by whole steps.) With dropout the passes
+// differ, the log says by how much, and the gradient is another.
+TEST(Trainer, RDropWithoutDropoutTrainsAsWithout) {
+  const std::vector<Example> train = reverse_task(200, 6);
+  auto train_with = [&](float dropout, float rdrop, int64_t steps, std::vector<TrainLog>* logs) {
+    ModelConfig c = tiny_config();
+    c.dropout = dropout;
+    auto model = std::make_unique<Transformer>(c);
+    model->init_parameters(3);
+    TrainOptions o = quick_options();
+    o.max_steps = steps;
+    o.log_every = 4;
+    o.accum = 2;
+    o.rdrop = rdrop;
+    Trainer trainer(*model, train, nullptr, o);
+    trainer.run([&](const TrainLog& l) {
+      if (logs) logs->push_back(l);
+    });
+    return model;  // holding the last update's gradient
+  };
+  // The largest difference between the two models' gradients, and the largest gradient.
+  auto gradient_gap = [](const Transformer& a, const Transformer& b) {
+    double gap = 0, largest = 0;
+    for (size_t i = 0; i < a.parameters().size(); ++i) {
+      const Tensor &ga = a.parameters()[i]->grad, &gb = b.parameters()[i]->grad;
+      for (int64_t j = 0; j < ga.numel(); ++j) {
+        gap = std::max(gap, double{std::abs(ga.f32()[j] - gb.f32()[j])});
+        largest = std::max(largest, double{std::abs(ga.f32()[j])});
+      }
+    }
+    return std::pair{gap, largest};
+  };
+  const auto plain = train_with(0.0f, 0.0f, 1, nullptr);
+  const auto [gap, largest] = gradient_gap(*plain, *train_with(0.0f, 4.0f, 1, nullptr));
+  EXPECT_GT(largest, 1e-3);
+  EXPECT_LT(gap, 1e-6 * largest) << "R-Drop without dropout has another gradient";
+  EXPECT_GT(gradient_gap(*plain, *train_with(0.2f, 4.0f, 1, nullptr)).first, 1e-2 * largest)
+      << "R-Drop with dropout has plain cross-entropy's gradient";
+
+  std::vector<TrainLog> plain_logs, rdrop_logs, dropout_logs;
+  train_with(0.0f, 0.0f, 12, &plain_logs);
+  train_with(0.0f, 4.0f, 12, &rdrop_logs);
+  train_with(0.2f, 4.0f, 12, &dropout_logs);
+  ASSERT_EQ(plain_logs.size(), 3u);
+  ASSERT_EQ(rdrop_logs.size(), 3u);
+  ASSERT_EQ(dropout_logs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    // The same data, counted once; the same mean loss; no divergence without dropout.
+    EXPECT_EQ(rdrop_logs[i].target_tokens, plain_logs[i].target_tokens);
+    EXPECT_NEAR(rdrop_logs[i].loss, plain_logs[i].loss, 1e-3);
+    EXPECT_FALSE(plain_logs[i].consistency.has_value());
+    ASSERT_TRUE(rdrop_logs[i].consistency.has_value());
+    EXPECT_NEAR(*rdrop_logs[i].consistency, 0.0, 1e-9);
+    ASSERT_TRUE(dropout_logs[i].consistency.has_value());
+    EXPECT_GT(*dropout_logs[i].consistency, 1e-3);
+  }
+}
+
+TEST(Trainer, RDropWeightIsSavedWithTheOptionsAndChecked) {
+  TrainOptions o;
+  o.rdrop = 5;
+  nlohmann::json j;
+  to_json(j, o);
+  TrainOptions back;
+  update_from_json(j, back);
+  EXPECT_EQ(back.rdrop, 5.0f);
+  o.max_steps = 1;
+  o.rdrop = -1;
+  try {
+    check_train_options(o);
+    ADD_FAILURE() << "a negative R-Drop weight was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--rdrop must be a weight of 0 or more, got -1");
+  }
 }
 
 TEST(Trainer, RefusesToRunWithoutALimit) {
