@@ -16,9 +16,9 @@ namespace transduce {
 // {"kind": "train"|"valid", "step", "epoch", "loss", "ppl", "elapsed_seconds", and for training
 // lines "lr", "tokens_per_second", "target_tokens", in data-parallel runs "sync_share": the
 // share of the time spent summing gradients, and with R-Drop "consistency": the mean symmetric KL
-// divergence between the two passes (TrainLog::consistency); for validation lines "best" (whether it improved on
-// the best so far by the deciding metric) and, when the validation set was translated, "bleu"
-// and "chrf"}.
+// divergence between the two passes (TrainLog::consistency); for validation lines "best" (whether
+// it improved on the best so far by the deciding metric) and, when the validation set was
+// translated, "bleu" and "chrf"}.
 nlohmann::json train_log_record(const TrainLog& log);
 
 class TrainLogFile {

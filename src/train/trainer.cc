@@ -276,8 +276,8 @@ bool Trainer::update(Interval& sums) {
     const std::vector<int64_t>* indices = next_batch();
     if (!indices) break;
     if (k / accum == rank) {
-      batches.push_back(options_.rdrop > 0 ? repeated_twice(batcher_.make_batch(*indices))
-                                           : batcher_.make_batch(*indices));
+      Batch batch = batcher_.make_batch(*indices);
+      batches.push_back(passes() == 2 ? repeated_twice(batch) : std::move(batch));
       streams.push_back(static_cast<uint64_t>(k));
       counts[0] += static_cast<double>(count_tokens(batches.back().tgt_out));
       counts[1] += 1;
@@ -302,8 +302,7 @@ bool Trainer::update(Interval& sums) {
     sums.tokens += static_cast<double>(s.tokens);
     sums.consistency += s.consistency;
     // The data's tokens: R-Drop's second pass over a batch is not more data.
-    const double passes = options_.rdrop > 0 ? 2 : 1;
-    sums.all_tokens += static_cast<double>(s.tokens + count_tokens(batches[k].src)) / passes;
+    sums.all_tokens += static_cast<double>(s.tokens + count_tokens(batches[k].src)) / passes();
   }
   if (gradient_sync_) {
     const double start = now_seconds();
@@ -449,10 +448,10 @@ void Trainer::run(const std::function<void(const TrainLog&)>& log,
       l.learning_rate = last_lr_;
       l.tokens_per_second = sums[3] / seconds;
       l.elapsed_seconds = elapsed();
-      l.target_tokens = static_cast<int64_t>(sums[2] / (options_.rdrop > 0 ? 2 : 1));
+      l.target_tokens = static_cast<int64_t>(sums[2] / passes());
       l.sync_share = sums[4] / comm_.size() / seconds;
       // Each pair of tokens (one per pass) holds one divergence.
-      if (options_.rdrop > 0) l.consistency = sums[5] / std::max(sums[2] / 2, 1.0);
+      if (passes() == 2) l.consistency = sums[5] / std::max(sums[2] / 2, 1.0);
       log(l);
     }
     interval = Interval{};

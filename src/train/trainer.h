@@ -160,6 +160,8 @@ class Trainer {
   // Runs one update over `accum` batches per rank; returns false when the data of max_epochs is
   // used up on every rank.
   bool update(Interval& sums);
+  // Passes each batch makes through the model: 2 with R-Drop, else 1.
+  int passes() const { return options_.rdrop > 0 ? 2 : 1; }
   const std::vector<int64_t>* next_batch();
   double elapsed() const;
   // The share of the run done before the next update, by the limits, with `seconds` of training.
