@@ -12,6 +12,16 @@ from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  #
                           machine, panel, read_log, svg, training_summary)
 
 
+def trained_rdrop(model_dir, configured):
+    """R-Drop's weight as the run's newest checkpoint saved it: what it trained with, also when
+    --decode-only reports a run made under other defaults (0 in checkpoints from before R-Drop);
+    CONFIGURED where there is no checkpoint."""
+    states = sorted((Path(model_dir) / "checkpoints").glob("step-*/state.json"))
+    if not states:
+        return configured
+    return json.loads(states[-1].read_text()).get("options", {}).get("rdrop", 0)
+
+
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
             wall_seconds, env_notes, threads, decode_only=False, members=None):
     config = json.loads((Path(model_dir) / "config.json").read_text())
@@ -30,6 +40,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
             "ema_decay": prof.get("ema_decay"),
+            "rdrop": trained_rdrop(model_dir, prof.get("rdrop") or 0),
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen},
@@ -78,7 +89,8 @@ def markdown(r):
         f"{m['positions']} positions, shared BPE vocabulary of {m['vocab_size']}",
         f"- batches of {t['batch_tokens']} tokens a side, warmup {t['warmup']}, "
         f"learning-rate scale {t['lr_scale']} on equation 3; GEMMs in "
-        f"{t.get('precision', 'fp32')}",
+        f"{t.get('precision', 'fp32')}"
+        + (f"; R-Drop, weight {t['rdrop']:g}" if t.get("rdrop") else ""),
         f"- {t['steps']} steps, {t['epochs']} epochs in {clock(t['training_seconds'])} of training, "
         f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average",
         f"- validation perplexity: last {fmt(t['final_valid_ppl'])}, best {fmt(t['best_valid_ppl'])}",

@@ -243,6 +243,29 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
             md.end());
 }
 
+// --rdrop reaches `transduce train` (the log reports the divergence), and the report states the
+// weight the run trained with, also when --decode-only reports it without the flag.
+TEST_F(Multi30kRecipe, RDropWeightReachesTrainingAndTheReport) {
+  const fs::path out = dir_ / "run";
+  const auto r = run_shell(command("--rdrop 0.5 --steps 10 --out " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> log = read_lines(out / "model" / "train_log.jsonl");
+  const auto trained = nlohmann::json::parse(log.front());
+  ASSERT_EQ(trained["kind"], "train");
+  EXPECT_TRUE(trained.contains("consistency")) << log.front();
+  EXPECT_EQ(read_json(out / "results.json")["training"]["rdrop"], 0.5);
+
+  const auto again = run_shell(command("--decode-only --out " + out.string()));
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(read_json(out / "results.json")["training"]["rdrop"], 0.5);
+  const std::vector<std::string> md = read_lines(out / "results.md");
+  EXPECT_NE(std::find_if(md.begin(), md.end(),
+                         [](const std::string& l) {
+                           return l.find("; R-Drop, weight 0.5") != std::string::npos;
+                         }),
+            md.end());
+}
+
 // --members 2 trains two models at once with consecutive seeds, val compares each member's
 // choice with their ensemble, and the tests are translated with what val chose: the reported
 // scores are those of `transduce translate` with those models.
