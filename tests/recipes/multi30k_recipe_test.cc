@@ -37,6 +37,11 @@ std::vector<std::string> read_lines(const fs::path& path) {
   return lines;
 }
 
+bool some_line_contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
@@ -236,11 +241,7 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
   EXPECT_EQ(results["training"]["steps"], 12);
   EXPECT_EQ(results["training"]["steps_limit"], 12);
   const std::vector<std::string> md = read_lines(out / "results.md");
-  EXPECT_NE(std::find_if(md.begin(), md.end(),
-                         [](const std::string& l) {
-                           return l.find("; GEMMs in bf16") != std::string::npos;
-                         }),
-            md.end());
+  EXPECT_TRUE(some_line_contains(md, "; GEMMs in bf16"));
 }
 
 // --rdrop reaches `transduce train` (the log reports the divergence), and the report states the
@@ -259,11 +260,7 @@ TEST_F(Multi30kRecipe, RDropWeightReachesTrainingAndTheReport) {
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_EQ(read_json(out / "results.json")["training"]["rdrop"], 0.5);
   const std::vector<std::string> md = read_lines(out / "results.md");
-  EXPECT_NE(std::find_if(md.begin(), md.end(),
-                         [](const std::string& l) {
-                           return l.find("; R-Drop, weight 0.5") != std::string::npos;
-                         }),
-            md.end());
+  EXPECT_TRUE(some_line_contains(md, "; R-Drop, weight 0.5"));
 }
 
 // --members 2 trains two models at once with consecutive seeds, val compares each member's
