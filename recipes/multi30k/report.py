@@ -12,18 +12,43 @@ from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  #
                           machine, panel, read_log, svg, training_summary)
 
 
-def trained_rdrop(model_dir, configured):
-    """R-Drop's weight as the run's newest checkpoint saved it: what it trained with, also when
-    --decode-only reports a run made under other defaults (0 in checkpoints from before R-Drop);
-    CONFIGURED where there is no checkpoint."""
+def configured_settings(prof):
+    """The training settings the recipe gives `transduce train` for profile PROF."""
+    return {
+        "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
+        "lr_scale": prof["lr_scale"], "lr_schedule": prof.get("lr_schedule", "inverse-sqrt"),
+        "minutes_limit": prof.get("minutes"), "steps_limit": prof.get("steps"),
+        "precision": prof.get("precision", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
+        "rdrop": prof.get("rdrop") or 0,
+    }
+
+
+def single(x):
+    """A float32 option as the user wrote it: 0.9995, not 0.9994999766349792."""
+    return float(f"{x:.7g}")
+
+
+def trained_settings(model_dir, prof, ranks=1):
+    """The training settings the run's newest checkpoint saved: what it trained with, also when
+    --decode-only reports a run made under other defaults or flags; PROF's where there is no
+    checkpoint. The batch is the global one, RANKS times each rank's. Options a checkpoint from
+    before them lacks were then off (R-Drop, the moving average) or the only choice (the inverse
+    square root schedule)."""
     states = sorted((Path(model_dir) / "checkpoints").glob("step-*/state.json"))
     if not states:
-        return configured
-    return json.loads(states[-1].read_text()).get("options", {}).get("rdrop", 0)
+        return configured_settings(prof)
+    o = json.loads(states[-1].read_text()).get("options", {})
+    return {
+        "batch_tokens": o["batch_tokens"] * o.get("accum", 1) * ranks, "warmup": o["warmup"],
+        "lr_scale": single(o["lr_scale"]), "lr_schedule": o.get("lr_schedule", "inverse-sqrt"),
+        "minutes_limit": o.get("max_minutes") or None, "steps_limit": o.get("max_steps") or None,
+        "precision": o.get("precision", "fp32"), "ema_decay": single(o.get("ema_decay", 0)),
+        "rdrop": single(o.get("rdrop", 0)),
+    }
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
-            wall_seconds, env_notes, threads, decode_only=False, members=None):
+            wall_seconds, env_notes, threads, decode_only=False, members=None, ranks=1):
     config = json.loads((Path(model_dir) / "config.json").read_text())
     return {
         "pair": pair,
@@ -34,13 +59,9 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         "vocab": {"type": "bpe", "size": prof["vocab"], "shared": True},
         "model": config,
         "training": {
-            "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
-            "lr_scale": prof["lr_scale"], "minutes_limit": prof.get("minutes"),
-            "steps_limit": prof.get("steps"), "precision": prof.get("precision", "fp32"),
+            **trained_settings(model_dir, prof, ranks),
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
-            "ema_decay": prof.get("ema_decay"),
-            "rdrop": trained_rdrop(model_dir, prof.get("rdrop") or 0),
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen},
@@ -88,8 +109,10 @@ def markdown(r):
         f"{m['norm']}-norm, "
         f"{m['positions']} positions, shared BPE vocabulary of {m['vocab_size']}",
         f"- batches of {t['batch_tokens']} tokens a side, warmup {t['warmup']}, "
-        f"learning-rate scale {t['lr_scale']} on equation 3; GEMMs in "
-        f"{t.get('precision', 'fp32')}"
+        f"learning-rate scale {t['lr_scale']:g} on equation 3"
+        + (f", then a {t['lr_schedule']} fall to 0" if t.get("lr_schedule", "inverse-sqrt")
+           != "inverse-sqrt" else "")
+        + f"; GEMMs in {t.get('precision', 'fp32')}"
         + (f"; R-Drop, weight {t['rdrop']:g}" if t.get("rdrop") else ""),
         f"- {t['steps']} steps, {t['epochs']} epochs in {clock(t['training_seconds'])} of training, "
         f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average",

@@ -224,7 +224,8 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
   const nlohmann::json last_train = nlohmann::json::parse(log[log.size() - 2]);
   EXPECT_EQ(last_train["step"], 30) << log[log.size() - 2];
   EXPECT_GT(last_train.value("sync_share", 0.0), 0.0);
-  EXPECT_TRUE(fs::is_regular_file(out / "results.json"));
+  // The report states the global batch, not each rank's.
+  EXPECT_EQ(read_json(out / "results.json")["training"]["batch_tokens"], 600);
 }
 #endif
 
@@ -245,22 +246,42 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
 }
 
 // --rdrop reaches `transduce train` (the log reports the divergence), and the report states the
-// weight the run trained with, also when --decode-only reports it without the flag.
-TEST_F(Multi30kRecipe, RDropWeightReachesTrainingAndTheReport) {
+// settings the run trained with, also when --decode-only reports it with other flags or none.
+TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   const fs::path out = dir_ / "run";
-  const auto r = run_shell(command("--rdrop 0.5 --steps 10 --out " + out.string()));
+  const auto r = run_shell(
+      command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 --out " +
+              out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   const std::vector<std::string> log = read_lines(out / "model" / "train_log.jsonl");
   const auto trained = nlohmann::json::parse(log.front());
   ASSERT_EQ(trained["kind"], "train");
   EXPECT_TRUE(trained.contains("consistency")) << log.front();
-  EXPECT_EQ(read_json(out / "results.json")["training"]["rdrop"], 0.5);
+  const auto expect_trained_settings = [&](const char* when) {
+    SCOPED_TRACE(when);
+    const nlohmann::json t = read_json(out / "results.json")["training"];
+    EXPECT_EQ(t["rdrop"], 0.5);
+    EXPECT_EQ(t["lr_scale"], 0.7);  // saved as a float, reported as given
+    EXPECT_EQ(t["ema_decay"], 0.99);
+    EXPECT_EQ(t["lr_schedule"], "cosine");
+    EXPECT_EQ(t["steps_limit"], 10);
+    EXPECT_EQ(t["batch_tokens"], 600);  // the tiny profile's
+    const std::vector<std::string> md = read_lines(out / "results.md");
+    EXPECT_TRUE(some_line_contains(md,
+                                   "learning-rate scale 0.7 on equation 3, then a cosine "
+                                   "fall to 0; GEMMs in "));
+    EXPECT_TRUE(some_line_contains(md, "; R-Drop, weight 0.5"));
+    EXPECT_TRUE(some_line_contains(md, "moving average of the weights, decay 0.99"));
+  };
+  expect_trained_settings("trained");
 
   const auto again = run_shell(command("--decode-only --out " + out.string()));
   ASSERT_EQ(again.status, 0) << again.out;
-  EXPECT_EQ(read_json(out / "results.json")["training"]["rdrop"], 0.5);
-  const std::vector<std::string> md = read_lines(out / "results.md");
-  EXPECT_TRUE(some_line_contains(md, "; R-Drop, weight 0.5"));
+  expect_trained_settings("--decode-only");
+  const auto other = run_shell(
+      command("--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --out " + out.string()));
+  ASSERT_EQ(other.status, 0) << other.out;
+  expect_trained_settings("--decode-only with other flags");
 }
 
 // --members 2 trains two models at once with consecutive seeds, val compares each member's
