@@ -48,7 +48,8 @@ def trained_settings(model_dir, prof, ranks=1):
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
-            wall_seconds, env_notes, threads, decode_only=False, members=None, ranks=1):
+            wall_seconds, env_notes, threads, decode_only=False, members=None, ranks=1,
+            reranking=None):
     config = json.loads((Path(model_dir) / "config.json").read_text())
     return {
         "pair": pair,
@@ -64,7 +65,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
             "averaged_checkpoints": prof["average"],
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
-                     "chosen": chosen},
+                     "chosen": chosen, "reranking": reranking},
         "tests": tests,
         "decode_only": decode_only,
         "members": members or {"count": 1},
@@ -141,6 +142,24 @@ def markdown(r):
         mark = " **chosen**" if g is d["chosen"] or g == d["chosen"] else ""
         lines.append(f"| {g['weights']} | {g['beam']} | {g['alpha']} | {g['val_bleu']:.2f}{mark} "
                      f"| {g['val_chrf']:.2f} |")
+    rr = d.get("reranking")
+    if rr:
+        lines += [
+            "",
+            f"## Reranking the n-best (beam {rr['beam']}, alpha {rr['alpha']}) with the reverse "
+            f"model `{rr['reverse_model']}`, tuned on val",
+            "",
+            "| reverse weight | val BLEU | val chrF |",
+            "|---|---|---|",
+        ]
+        for g in rr["grid"]:
+            chosen = g["weight"] == rr["weight"] and not rr.get("weight_given")
+            mark = " **chosen**" if chosen else ""
+            lines.append(f"| {g['weight']:g} | {g['val_bleu']:.2f}{mark} | {g['val_chrf']:.2f} |")
+        if rr["weight"] is None:
+            lines += ["", "No weight beat the chosen setting on val: the tests were not reranked."]
+        elif rr.get("weight_given"):
+            lines += ["", f"The tests were reranked with the given weight {rr['weight']:g}."]
     lines += ["", "## Wall time", ""]
     if r.get("decode_only"):
         lines += ["Decoding was re-run (`--decode-only`) on the trained model; training time is "

@@ -284,6 +284,69 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   expect_trained_settings("--decode-only with other flags");
 }
 
+// --reverse-model: val scores the n-best reranked with each weight of a de-en model's score, where
+// weight 0 is exactly translate's 1-best at the same beam and alpha; with --rerank-weight the
+// tests are reranked with it, each line the hypothesis of its n-best that maximises the beam's
+// score plus the weight times the reverse log-probability per piece (recomputed here; the choice
+// itself against hand-computed values is tests/recipes/common/test_rerank.py's).
+TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
+  const fs::path rev = dir_ / "rev", out = dir_ / "run";
+  const auto trained = run_shell(command("--pair de-en --out " + rev.string()));
+  ASSERT_EQ(trained.status, 0) << trained.out;
+  const std::string reverse = " --reverse-model " + (rev / "model").string();
+  const auto r = run_shell(command("--out " + out.string() + reverse));
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json results = read_json(out / "results.json");
+  const nlohmann::json rr = results["decoding"]["reranking"];
+  ASSERT_TRUE(rr.is_object()) << results["decoding"].dump();
+  ASSERT_EQ(rr["grid"].size(), 8u);
+  EXPECT_EQ(rr["grid"][0]["weight"], 0.0);
+  const std::string model =
+      (out / results["members"]["translated_with"][0].get<std::string>()).string();
+  const fs::path plain = dir_ / "val.plain";
+  const auto translated =
+      run_shell(std::string(TRANSDUCE_BINARY) + " --threads 1 translate -m " + model + " --input " +
+                (out / "data" / "val.en").string() + " --output " + plain.string() + " --beam " +
+                std::to_string(rr["beam"].get<int>()) + " --alpha " + rr["alpha"].dump());
+  ASSERT_EQ(translated.status, 0) << translated.out;
+  const std::vector<std::string> weight0 = read_lines(out / "tuning" / "val.rerank0.de"),
+                                 one_best = read_lines(plain);
+  ASSERT_EQ(weight0.size(), one_best.size());
+  for (size_t i = 0; i < one_best.size(); ++i)
+    EXPECT_EQ(weight0[i], one_best[i]) << "line " << i + 1;
+
+  const auto again =
+      run_shell(command("--decode-only --rerank-weight 0.5 --out " + out.string() + reverse));
+  ASSERT_EQ(again.status, 0) << again.out;
+  results = read_json(out / "results.json");
+  EXPECT_EQ(results["decoding"]["reranking"]["weight"], 0.5);
+  EXPECT_TRUE(
+      some_line_contains(read_lines(out / "results.md"), "reranked with the given weight 0.5"));
+  for (const std::string test : {"test_2016_flickr", "test_2017_flickr"}) {
+    SCOPED_TRACE(test);
+    const std::vector<std::string> nbest = read_lines(out / (test + ".de.nbest"));
+    const std::vector<std::string> scores = read_lines(out / (test + ".de.nbest.reverse.jsonl"));
+    const std::vector<std::string> hyps = read_lines(out / (test + ".de.hyp"));
+    ASSERT_EQ(nbest.size(), scores.size());
+    std::vector<std::string> expected(hyps.size());
+    std::vector<double> top(hyps.size(), -1e300);
+    for (size_t i = 0; i < nbest.size(); ++i) {
+      const size_t a = nbest[i].find(" ||| "), b = nbest[i].rfind(" ||| ");
+      ASSERT_TRUE(a != std::string::npos && b > a) << nbest[i];
+      const size_t line = std::stoul(nbest[i].substr(0, a));
+      ASSERT_LT(line, hyps.size());
+      const auto s = nlohmann::json::parse(scores[i]);
+      const double combined = std::stod(nbest[i].substr(b + 5)) +
+                              0.5 * s["log_prob"].get<double>() / s["pieces"].size();
+      if (combined > top[line]) {
+        top[line] = combined;
+        expected[line] = nbest[i].substr(a + 5, b - a - 5);
+      }
+    }
+    EXPECT_EQ(hyps, expected);
+  }
+}
+
 // --members 2 trains two models at once with consecutive seeds, val compares each member's
 // choice with their ensemble, and the tests are translated with what val chose: the reported
 // scores are those of `transduce translate` with those models.

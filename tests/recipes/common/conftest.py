@@ -1,0 +1,8 @@
+"""ctest runs these; a skip counts as a failure."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "recipes" / "common"))
+from pytest_support import pytest_runtest_makereport  # noqa: E402,F401
