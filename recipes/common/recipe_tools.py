@@ -177,6 +177,11 @@ def mpi_launcher(ranks, fail):
     return launcher
 
 
+def write_lines(path, lines):
+    """Writes LINES to PATH, each ended by a newline, in UTF-8."""
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 def git_commit(repo):
     try:
         out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],

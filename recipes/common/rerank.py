@@ -13,6 +13,8 @@ the source badly, which the forward model alone cannot see. Weight 0 keeps the b
 import json
 from pathlib import Path
 
+from recipe_tools import write_lines
+
 
 def read_nbest(path, count):
     """`translate --nbest`'s `line ||| text ||| score` lines (line counted from 0) as COUNT lists of
@@ -79,8 +81,8 @@ def score_in_reverse(run, tx, reverse_model, nbest, sources, work, stage):
     work = Path(work)
     hyp_file, src_file, out_file = (work.with_name(work.name + s)
                                     for s in (".pairs.src", ".pairs.tgt", ".reverse.jsonl"))
-    hyp_file.write_text("".join(h + "\n" for h, _ in pairs), encoding="utf-8")
-    src_file.write_text("".join(s + "\n" for _, s in pairs), encoding="utf-8")
+    write_lines(hyp_file, (h for h, _ in pairs))
+    write_lines(src_file, (s for _, s in pairs))
     run([tx, "score-pairs", "-m", reverse_model, "--src", hyp_file, "--tgt", src_file,
          "--alpha", 0, "--json", "--output", out_file], stage)
     return read_reverse_scores(out_file, len(pairs))
