@@ -286,7 +286,8 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
 
 // --reverse-model: val scores the n-best reranked with each weight of a de-en model's score, where
 // weight 0 is exactly translate's 1-best at the same beam and alpha; with --rerank-weight the
-// tests are reranked with it, each line the hypothesis of its n-best that maximises the beam's
+// tests are reranked with it (here from --rerank-beam 3's n-best of up to 3 a line, wider than the
+// tiny profile's beam 2), each line the hypothesis of its n-best that maximises the beam's
 // score plus the weight times the reverse log-probability per piece (recomputed here; the choice
 // itself against hand-computed values is tests/recipes/common/test_rerank.py's).
 TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
@@ -315,11 +316,12 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
   for (size_t i = 0; i < one_best.size(); ++i)
     EXPECT_EQ(weight0[i], one_best[i]) << "line " << i + 1;
 
-  const auto again =
-      run_shell(command("--decode-only --rerank-weight 0.5 --out " + out.string() + reverse));
+  const auto again = run_shell(
+      command("--decode-only --rerank-weight 0.5 --rerank-beam 3 --out " + out.string() + reverse));
   ASSERT_EQ(again.status, 0) << again.out;
   results = read_json(out / "results.json");
   EXPECT_EQ(results["decoding"]["reranking"]["weight"], 0.5);
+  EXPECT_EQ(results["decoding"]["reranking"]["beam"], 3);
   EXPECT_TRUE(
       some_line_contains(read_lines(out / "results.md"), "reranked with the given weight 0.5"));
   for (const std::string test : {"test_2016_flickr", "test_2017_flickr"}) {
@@ -330,11 +332,13 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
     ASSERT_EQ(nbest.size(), scores.size());
     std::vector<std::string> expected(hyps.size());
     std::vector<double> top(hyps.size(), -1e300);
+    std::vector<int> listed(hyps.size(), 0);
     for (size_t i = 0; i < nbest.size(); ++i) {
       const size_t a = nbest[i].find(" ||| "), b = nbest[i].rfind(" ||| ");
       ASSERT_TRUE(a != std::string::npos && b > a) << nbest[i];
       const size_t line = std::stoul(nbest[i].substr(0, a));
       ASSERT_LT(line, hyps.size());
+      ++listed[line];
       const auto s = nlohmann::json::parse(scores[i]);
       const double combined = std::stod(nbest[i].substr(b + 5)) +
                               0.5 * s["log_prob"].get<double>() / s["pieces"].size();
@@ -344,6 +348,19 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
       }
     }
     EXPECT_EQ(hyps, expected);
+    EXPECT_EQ(*std::max_element(listed.begin(), listed.end()), 3);  // --rerank-beam 3's n-best
+  }
+
+  const std::map<std::string, std::string> refused = {
+      {"--rerank-beam 1" + reverse, "--rerank-beam needs --reverse-model and must be 2 or more"},
+      {"--rerank-beam 3", "--rerank-beam needs --reverse-model and must be 2 or more"},
+      {"--rerank-weight -1" + reverse,
+       "--rerank-weight needs --reverse-model and must be 0 or more"},
+      {"--rerank-weight 0.5", "--rerank-weight needs --reverse-model and must be 0 or more"}};
+  for (const auto& [flags, line] : refused) {
+    const auto bad = run_shell(command("--decode-only " + flags + " --out " + out.string()));
+    EXPECT_EQ(bad.status, 1) << flags;
+    EXPECT_EQ(bad.out, "recipes/multi30k: " + line + "\n") << flags;
   }
 }
 
