@@ -182,6 +182,14 @@ def write_lines(path, lines):
     Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
+def write_atomically(path, text):
+    """Writes TEXT to PATH through a temporary file beside it: PATH is whole or as it was."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def git_commit(repo):
     try:
         out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],

@@ -130,10 +130,20 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_NE(svg.find("dev F1 (checkpoints, beam 1)"), std::string::npos);
   EXPECT_NE(svg.find("validation perplexity"), std::string::npos);
 
-  // --decode-only redoes the decoding on the same model.
-  const CommandResult redo = run_shell(command("--decode-only --out " + out.string()), false);
+  // --decode-only redoes the decoding on the same model, and its report states what the model
+  // trained with whatever training flags it is given.
+  const CommandResult redo = run_shell(
+      command("--decode-only --scheme xx --word-swaps 0 --minutes 3 --out " + out.string()), false);
   ASSERT_EQ(redo.status, 0) << redo.out;
   EXPECT_EQ(lines_of(redo.out).back(), lines.back());
+  const nlohmann::json redone = read_json(out / "results.json");
+  EXPECT_TRUE(redone["decode_only"].get<bool>());
+  EXPECT_EQ(redone["scheme"], "words");
+  EXPECT_EQ(redone["training"]["word_swaps"], 1);
+  EXPECT_EQ(redone["training"]["steps_limit"], 20);
+  EXPECT_TRUE(redone["training"]["minutes_limit"].is_null());
+  for (const char* key : {"batch_tokens", "warmup", "lr_scale", "lr_schedule", "subtrees"})
+    EXPECT_EQ(redone["training"][key], results["training"][key]) << key;
 }
 
 TEST_F(PtbParseRecipe, BadArgumentsAreOneClearLine) {
