@@ -178,8 +178,8 @@ def mpi_launcher(ranks, fail):
 
 
 def write_lines(path, lines):
-    """Writes LINES to PATH, each ended by a newline, in UTF-8."""
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    """Writes LINES to PATH, each ended by a newline, in UTF-8 (atomically)."""
+    write_atomically(path, "".join(line + "\n" for line in lines))
 
 
 def write_atomically(path, text):

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from recipe_tools import clock, fmt, git_commit, machine
+from recipe_tools import clock, fmt, git_commit, machine, write_atomically
 
 # Table 2 of the paper, newstest2014 BLEU (tokenised, compounds split).
 PAPER = {("en-de", "base"): 27.3, ("en-de", "big"): 28.4, ("en-fr", "base"): 38.1,
@@ -60,6 +60,4 @@ def markdown(r):
 def write(out, results):
     for name, text in (("results.json", json.dumps(results, indent=1) + "\n"),
                        ("results.md", markdown(results))):
-        tmp = out / f"{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(out / name)
+        write_atomically(out / name, text)
