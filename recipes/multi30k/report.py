@@ -9,7 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
-                          machine, panel, read_log, svg, training_summary)
+                          machine, panel, read_log, svg, training_summary,
+                          write_atomically)
 
 
 def configured_settings(prof):
@@ -76,10 +77,9 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
 
 def write(out, results):
     out = Path(out)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    records = read_log(out / "model")
-    (out / "training.svg").write_text(svg_curves(records))
-    (out / "results.md").write_text(markdown(results))
+    write_atomically(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_atomically(out / "training.svg", svg_curves(read_log(out / "model")))
+    write_atomically(out / "results.md", markdown(results))
 
 
 def markdown(r):
@@ -188,4 +188,4 @@ def svg_curves(records):
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: report.py MODEL_DIR OUT.svg")
-    Path(sys.argv[2]).write_text(svg_curves(read_log(sys.argv[1])))
+    write_atomically(sys.argv[2], svg_curves(read_log(sys.argv[1])))
