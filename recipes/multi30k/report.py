@@ -106,7 +106,10 @@ def markdown(r):
         "",
         f"- model: {m['layers']}+{m['layers']} layers, d_model {m['d_model']}, d_ff {m['d_ff']}, "
         f"{m['heads']} heads, dropout {m['dropout']:.3g} (attention {m['attention_dropout']:.3g}, "
-        f"ReLU {m['relu_dropout']:.3g}), label smoothing {m['label_smoothing']:.3g}, "
+        f"ReLU {m['relu_dropout']:.3g}"
+        + (f", source words {m['src_word_dropout']:.3g}" if m.get("src_word_dropout") else "")
+        + (f", target words {m['tgt_word_dropout']:.3g}" if m.get("tgt_word_dropout") else "")
+        + f"), label smoothing {m['label_smoothing']:.3g}, "
         f"{m['norm']}-norm, "
         f"{m['positions']} positions, shared BPE vocabulary of {m['vocab_size']}",
         f"- batches of {t['batch_tokens']} tokens a side, warmup {t['warmup']}, "

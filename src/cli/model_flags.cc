@@ -17,6 +17,11 @@ void ModelFlags::add_to(CLI::App& app, bool with_vocab_size) {
   app.add_option("--dropout", dropout, "P_drop: residual and embedding dropout");
   app.add_option("--attention-dropout", attention_dropout, "dropout on attention weights");
   app.add_option("--relu-dropout", relu_dropout, "dropout after the feed-forward ReLU");
+  app.add_option("--src-word-dropout", src_word_dropout,
+                 "word dropout: each source token's embedding zeroed whole with this probability "
+                 "in training (Marian's --dropout-src)");
+  app.add_option("--tgt-word-dropout", tgt_word_dropout,
+                 "word dropout of the decoder's input tokens (Marian's --dropout-trg)");
   app.add_option("--label-smoothing", label_smoothing, "eps_ls");
   app.add_option("--positions", positions, "sinusoidal | learned")
       ->check(CLI::IsMember({"sinusoidal", "learned"}));
@@ -44,6 +49,8 @@ ModelConfig ModelFlags::resolve() const {
   if (dropout) c.dropout = *dropout;
   if (attention_dropout) c.attention_dropout = *attention_dropout;
   if (relu_dropout) c.relu_dropout = *relu_dropout;
+  if (src_word_dropout) c.src_word_dropout = *src_word_dropout;
+  if (tgt_word_dropout) c.tgt_word_dropout = *tgt_word_dropout;
   if (label_smoothing) c.label_smoothing = *label_smoothing;
   if (positions) c.positions = *positions == "learned" ? Positions::Learned : Positions::Sinusoidal;
   if (norm) c.norm = *norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;

@@ -16,6 +16,7 @@ struct ModelFlags {
   std::string preset = "base";
   std::optional<int> layers, d_model, d_ff, heads, d_k, d_v, vocab, max_positions, attention_window;
   std::optional<float> dropout, attention_dropout, relu_dropout, label_smoothing;
+  std::optional<float> src_word_dropout, tgt_word_dropout;
   std::optional<std::string> positions, norm;
 
   // `with_vocab_size` false leaves out --vocab, for commands whose vocabulary comes from a

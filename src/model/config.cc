@@ -62,6 +62,8 @@ void ModelConfig::validate() const {
   probability("--dropout", dropout);
   probability("--attention-dropout", attention_dropout);
   probability("--relu-dropout", relu_dropout);
+  probability("--src-word-dropout", src_word_dropout);
+  probability("--tgt-word-dropout", tgt_word_dropout);
   probability("--label-smoothing", label_smoothing);
   if (pad_id < 0 || pad_id >= vocab_size)
     fail("pad id {} outside vocabulary {}", pad_id, vocab_size);
@@ -105,6 +107,9 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
                      {"layer_norm_eps", c.layer_norm_eps},
                      {"pad_id", c.pad_id}};
   if (c.attention_window > 0) j["attention_window"] = c.attention_window;
+  // Training-only settings, written when used (a model without them reads as it always did).
+  if (c.src_word_dropout > 0) j["src_word_dropout"] = c.src_word_dropout;
+  if (c.tgt_word_dropout > 0) j["tgt_word_dropout"] = c.tgt_word_dropout;
 }
 
 void from_json(const nlohmann::json& j, ModelConfig& c) {
@@ -118,6 +123,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.dropout = j.value("dropout", d.dropout);
   c.attention_dropout = j.value("attention_dropout", d.attention_dropout);
   c.relu_dropout = j.value("relu_dropout", d.relu_dropout);
+  c.src_word_dropout = j.value("src_word_dropout", d.src_word_dropout);
+  c.tgt_word_dropout = j.value("tgt_word_dropout", d.tgt_word_dropout);
   c.label_smoothing = j.value("label_smoothing", d.label_smoothing);
   const std::string pos = j.value("positions", std::string("sinusoidal"));
   if (pos == "sinusoidal")

@@ -21,6 +21,10 @@ struct ModelConfig {
   float dropout = 0.1f;  // P_drop: sub-layer outputs and embedding+position sums
   float attention_dropout = 0.0f;
   float relu_dropout = 0.0f;
+  // Word dropout in training: each source (target input) token's embedding zeroed whole with this
+  // probability, before the positions are added (Marian's --dropout-src and --dropout-trg).
+  float src_word_dropout = 0.0f;
+  float tgt_word_dropout = 0.0f;
   float label_smoothing = 0.1f;  // eps_ls
   Positions positions = Positions::Sinusoidal;
   NormPlacement norm = NormPlacement::Post;

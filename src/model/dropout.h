@@ -22,4 +22,22 @@ class Dropout {
   Tensor mask_;
 };
 
+// Word dropout: each token's embedding (a row of the last dimension) kept whole, scaled by
+// 1 / (1 - p), or zeroed whole, so that the model learns not to lean on any one word; the
+// identity when not training.
+class WordDropout {
+ public:
+  explicit WordDropout(float p = 0.0f) : p_(p) {}
+  // Returns x itself when inactive, else a new tensor.
+  Tensor forward(Context& ctx, const Tensor& x);
+  // Returns dy itself when the forward was inactive, else a new tensor.
+  Tensor backward(Context& ctx, const Tensor& dy);
+  float p() const { return p_; }
+
+ private:
+  float p_;
+  bool active_ = false;
+  Tensor mask_;
+};
+
 }  // namespace transduce

@@ -25,6 +25,8 @@ Transformer::Transformer(const ModelConfig& c)
       encoder(c),
       decoder(c),
       config_(c),
+      src_word_dropout_(c.src_word_dropout),
+      tgt_word_dropout_(c.tgt_word_dropout),
       src_dropout_(c.dropout),
       tgt_dropout_(c.dropout) {
   c.validate();
@@ -119,8 +121,9 @@ Tensor Transformer::padding_mask(Context& ctx, const Tensor& ids) const {
 }
 
 Tensor Transformer::embed(Context& ctx, const Tensor& ids, const PositionalEncoding& positions,
-                          Dropout& dropout) {
-  Tensor x = embedding.lookup(ctx, ids);
+                          WordDropout& word_dropout, Dropout& dropout) {
+  // A dropped word keeps its position.
+  Tensor x = word_dropout.forward(ctx, embedding.lookup(ctx, ids));
   positions.add(x);
   return dropout.forward(ctx, x);
 }
@@ -133,14 +136,15 @@ Tensor Transformer::encode(Context& ctx, const Tensor& src, const Tensor& src_pa
   // wants one call per layer, and training keeps every layer's activations anyway.
   const int64_t per_part = std::max<int64_t>(1, kEncodeTokens / std::max<int64_t>(length, 1));
   if (!ctx.inference || ctx.attention || batch <= per_part)
-    return encoder.forward(ctx, embed(ctx, src, src_positions, src_dropout_), src_pad);
+    return encoder.forward(ctx, embed(ctx, src, src_positions, src_word_dropout_, src_dropout_),
+                           src_pad);
   Tensor memory = ctx.alloc({batch, length, config_.d_model});
   for (int64_t b = 0; b < batch; b += per_part) {
     const int64_t e = std::min(batch, b + per_part);
     const Arena::Mark start = ctx.arena.mark();
-    const Tensor part =
-        encoder.forward(ctx, embed(ctx, src.slice_rows(b, e), src_positions, src_dropout_),
-                        src_pad.slice_rows(b, e));
+    const Tensor part = encoder.forward(
+        ctx, embed(ctx, src.slice_rows(b, e), src_positions, src_word_dropout_, src_dropout_),
+        src_pad.slice_rows(b, e));
     memory.slice_rows(b, e).copy_from(part);
     ctx.arena.release(start);
   }
@@ -151,10 +155,11 @@ Tensor Transformer::decode(Context& ctx, const Tensor& tgt_in, const Tensor& tgt
                            const Tensor& memory, const Tensor& src_pad) {
   // The decoder's output is only the projection's operand (forward and backward): a bf16 model
   // rounds it once for both.
-  dec_out_ = gemm_operand(ctx,
-                          decoder.forward(ctx, embed(ctx, tgt_in, tgt_positions, tgt_dropout_),
-                                          tgt_pad, memory, src_pad),
-                          embedding.weight.bf16.defined());
+  dec_out_ = gemm_operand(
+      ctx,
+      decoder.forward(ctx, embed(ctx, tgt_in, tgt_positions, tgt_word_dropout_, tgt_dropout_),
+                      tgt_pad, memory, src_pad),
+      embedding.weight.bf16.defined());
   return embedding.project(ctx, dec_out_);
 }
 
@@ -272,10 +277,10 @@ void Transformer::backward_from_logits(Context& ctx, const Tensor& dlogits_bf16)
   Tensor dmemory = ctx.zeros(memory_.shape());
   Tensor dy = tgt_dropout_.backward(ctx, decoder.backward(ctx, ddec, dmemory));
   tgt_positions.backward(dy);
-  embedding.lookup_backward(batch_.tgt_in, dy);
+  embedding.lookup_backward(batch_.tgt_in, tgt_word_dropout_.backward(ctx, dy));
   Tensor dx = src_dropout_.backward(ctx, encoder.backward(ctx, dmemory));
   src_positions.backward(dx);
-  embedding.lookup_backward(batch_.src, dx);
+  embedding.lookup_backward(batch_.src, src_word_dropout_.backward(ctx, dx));
 }
 
 }  // namespace transduce

@@ -87,7 +87,7 @@ class Transformer {
 
  private:
   Tensor embed(Context& ctx, const Tensor& ids, const PositionalEncoding& positions,
-               Dropout& dropout);
+               WordDropout& word_dropout, Dropout& dropout);
   void forward_to_logits(Context& ctx, const Batch& batch);
   Tensor bf16_logits_gradient(Context& ctx) const;
   void backward_from_logits(Context& ctx, const Tensor& dlogits_bf16);
@@ -95,6 +95,7 @@ class Transformer {
   ModelConfig config_;
   ParamList params_;
   Precision precision_ = Precision::FP32;
+  WordDropout src_word_dropout_, tgt_word_dropout_;
   Dropout src_dropout_, tgt_dropout_;
   Batch batch_;
   Tensor src_pad_, tgt_pad_, memory_, dec_out_, logits_, lse_;

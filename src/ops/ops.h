@@ -155,6 +155,13 @@ void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tenso
 void dropout_add(const Tensor& residual, const Tensor& x, const Tensor& y, const Tensor& mask,
                  float p, uint64_t seed, uint64_t stream);
 
+// Word dropout (Marian's --dropout-src/--dropout-trg): x holds rows of its last dimension (a
+// token's embedding); each row is kept whole with probability 1 - p and scaled by 1 / (1 - p), or
+// zeroed whole. mask (U8, one per row) saves keep, drawn from (seed, stream, row). p == 0 copies.
+void word_dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float p,
+                          uint64_t seed, uint64_t stream);
+void word_dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx);
+
 // out = a + b; a += alpha * b; x *= alpha.
 void add(const Tensor& a, const Tensor& b, const Tensor& out);
 void axpy(float alpha, const Tensor& b, const Tensor& a);

@@ -338,6 +338,7 @@ struct ModelCase {
   Positions positions;
   float dropout;
   int window = 0;
+  float word_dropout = 0;  // source and target
 };
 
 void PrintTo(const ModelCase& c, std::ostream* os) {
@@ -354,6 +355,7 @@ TEST_P(TransformerGradCheck, LossAgainstEveryParameter) {
   c.positions = k.positions;
   c.dropout = k.dropout;
   c.attention_window = k.window;
+  c.src_word_dropout = c.tgt_word_dropout = k.word_dropout;
   Transformer model(c);
   randomize(model.parameters(), rng);
   Batch batch = small_batch(c.vocab_size);
@@ -379,7 +381,8 @@ INSTANTIATE_TEST_SUITE_P(
         ModelCase{"PostNormSinusoidal", NormPlacement::Post, Positions::Sinusoidal, 0.0f},
         ModelCase{"PreNormLearned", NormPlacement::Pre, Positions::Learned, 0.0f},
         ModelCase{"PostNormWithDropout", NormPlacement::Post, Positions::Sinusoidal, 0.1f},
-        ModelCase{"AttentionWindow1", NormPlacement::Post, Positions::Sinusoidal, 0.0f, 1}),
+        ModelCase{"AttentionWindow1", NormPlacement::Post, Positions::Sinusoidal, 0.0f, 1},
+        ModelCase{"WordDropout", NormPlacement::Post, Positions::Learned, 0.1f, 0, 0.3f}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // R-Drop through the whole model: the batch twice with dropout, so that the two passes differ,

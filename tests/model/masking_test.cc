@@ -212,5 +212,69 @@ TEST(Masking, TheAttentionWindowIsPartOfTheConfig) {
   EXPECT_THROW(c.validate(), Error);
 }
 
+// Word dropout zeroes a token's embedding whole in training: with a fixed seed (the same masks),
+// what stands at a dropped position cannot change the loss, and every kept token does. Source
+// and decoder input alike; at the rates given, both kinds occur on this batch.
+TEST(Masking, ADroppedWordCannotChangeTheLossAKeptOneDoes) {
+  const std::vector<int32_t> src = {5, 9, 13, 7, 2, 0, 8, 11, 12, 6, 21, 2};
+  const std::vector<int32_t> tin = {1, 14, 15, 16, 17, 18, 1, 30, 31, 32, 33, 34};
+  const std::vector<int32_t> tout = {14, 15, 16, 17, 18, 2, 30, 31, 32, 33, 34, 2};
+  for (const bool source : {true, false}) {
+    ModelConfig c = config();
+    (source ? c.src_word_dropout : c.tgt_word_dropout) = 0.4f;
+    Transformer model(c);
+    model.init_parameters(3);
+    auto training_loss = [&](const Batch& batch) {
+      Arena arena;
+      Context ctx(arena, /*train=*/true, /*dropout_seed=*/17);
+      const auto sums = model.forward(ctx, batch);
+      return sums.loss / sums.tokens;
+    };
+    const double base = training_loss(make_batch(src, tin, tout, 2));
+    int unchanged = 0, changed = 0;
+    for (size_t i = 0; i < src.size(); ++i) {
+      if ((source ? src[i] : tin[i]) == 0) continue;  // padding: invisible anyway
+      std::vector<int32_t> s = src, t = tin;
+      (source ? s[i] : t[i]) = 45;
+      const double loss = training_loss(make_batch(s, t, tout, 2));
+      if (loss == base)
+        ++unchanged;
+      else if (std::abs(loss - base) > 1e-7)
+        ++changed;
+    }
+    const int tokens = source ? 11 : 12;
+    EXPECT_EQ(unchanged + changed, tokens) << (source ? "source" : "target");
+    EXPECT_GT(unchanged, 0) << (source ? "source" : "target") << ": no word was dropped";
+    EXPECT_GT(changed, 0) << (source ? "source" : "target") << ": every word was dropped";
+
+    // Not training (validation, translation): every word counts, and the logits are those of
+    // the same weights without word dropout.
+    ModelConfig plain = config();
+    Transformer reference(plain);
+    reference.init_parameters(3);
+    const Tensor a = logits_of(model, make_batch(src, tin, tout, 2));
+    const Tensor b = logits_of(reference, make_batch(src, tin, tout, 2));
+    ASSERT_EQ(a.numel(), b.numel());
+    for (int64_t k = 0; k < a.numel(); ++k) ASSERT_EQ(a.f32()[k], b.f32()[k]) << k;
+  }
+}
+
+TEST(Masking, WordDropoutIsPartOfTheConfig) {
+  ModelConfig c = config();
+  EXPECT_FALSE(nlohmann::json(c).contains("src_word_dropout"));  // unused: the file as before
+  c.src_word_dropout = 0.1f;
+  c.tgt_word_dropout = 0.2f;
+  const nlohmann::json j = c;
+  EXPECT_FLOAT_EQ(j.get<ModelConfig>().src_word_dropout, 0.1f);
+  EXPECT_FLOAT_EQ(j.get<ModelConfig>().tgt_word_dropout, 0.2f);
+  c.tgt_word_dropout = 1.0f;
+  try {
+    c.validate();
+    ADD_FAILURE() << "a word dropout of 1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--tgt-word-dropout"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace transduce
