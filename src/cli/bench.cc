@@ -38,7 +38,6 @@ void run_train(const TrainBenchFlags& f) {
   o.src_len = f.src_len;
   o.tgt_len = f.tgt_len;
   o.precision = parse_precision(f.precision);
-  require_precision(o.precision);
   // BENCHMARKS.md: the median of 10 steps for tiny, 5 for base (and big).
   o.timed_steps = f.steps ? *f.steps : (f.model.preset == "tiny" ? 10 : 5);
   const bench::TrainBenchResult r = bench::run_train_bench(c, o);

@@ -290,8 +290,6 @@ void train(TrainFlags& f, Communicator* comm) {
   if (!resume) check_train_options(f.options);  // before the model directory is made
   if (!parallel && needs_translation(f.options.valid_metrics))
     fail("--valid-metric bleu and chrf score translations: they go with --valid-src/--valid-tgt");
-  require_precision(f.options.precision);  // one line, before anything is read or made
-
   std::optional<std::string> checkpoint;
   if (rank == 0) checkpoint = prepare_model_dir(f, model_dir);
   if (comm) checkpoint = share_checkpoint(*comm, model_dir, checkpoint);
@@ -314,8 +312,6 @@ void train(TrainFlags& f, Communicator* comm) {
     apply_given_flags(f, options);
   }
   options.out_dir = model_dir;
-  require_precision(options.precision);  // a resumed run's saved precision, too
-
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
   ValidText valid_text;

@@ -14,7 +14,6 @@ LoadedModel::LoadedModel(const std::string& dir, std::optional<Precision> comput
     : dir_(dir),
       model_(std::make_unique<Transformer>(read_model_config(dir))),
       tokenizer_((fs::path(dir) / "spm.model").string()) {
-  if (compute) require_precision(*compute);
   const std::string weights = (fs::path(dir) / "model.safetensors").string();
   const io::SafetensorsFile file = io::load_safetensors(weights);
   io::load_weights(*model_, file, weights);

@@ -230,17 +230,23 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
         float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
         restrict_row(row, vocab, s, beams[j].tokens, members.max_len[s], o);
         const size_t first = candidates.size();
+        const float log_prob = beams[j].log_prob;
+        // The total a token must beat: the worst kept one's once this beam's list is full, -inf
+        // before (which also turns away banned tokens and NaN). Kept in a register, so that the
+        // scan over the vocabulary is a compare per token.
+        float bar = -std::numeric_limits<float>::infinity();
         for (int32_t v = 0; v < vocab; ++v) {
-          const float total = beams[j].log_prob + row[v];
+          const float total = log_prob + row[v];
           // Tokens come in increasing order: a tie with the worst kept one loses to it.
+          if (!(total > bar) || !std::isfinite(row[v])) continue;
           const bool full = candidates.size() - first == top;
-          if (!std::isfinite(row[v]) || (full && total <= candidates.back().total)) continue;
           if (full) candidates.pop_back();
           const Candidate c{total, static_cast<int32_t>(j), v};
           candidates.insert(
               std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first),
                                candidates.end(), c, better),
               c);
+          if (candidates.size() - first == top) bar = candidates.back().total;
         }
       }
       std::sort(candidates.begin(), candidates.end(), better);

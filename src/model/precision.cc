@@ -29,19 +29,16 @@ Precision parse_compute_type(std::string_view name) {
   fail("--compute-type must be fp32, bf16 or int8, got '{}'", name);
 }
 
-void require_precision(Precision p) {
-  if (p == Precision::INT8) ops::require_int8_support();
-  if (p != Precision::BF16) return;
-  const ops::Bf16Support s = ops::bf16_support();
-  if (!s.available)
-    fail(
-        "--precision bf16 needs a CPU with bf16 dot-product instructions (AVX512-BF16 or AMX); "
-        "oneDNN finds {} on this one: use --precision fp32",
-        s.isa);
-}
-
 std::string gemm_description(Precision p) {
   if (p == Precision::FP32) return fmt::format("fp32 ({})", ops::fp32_gemm_library());
+  if (p == Precision::BF16 && !ops::bf16_support().available)
+    return fmt::format("bf16 (widened to fp32 for {}: no bf16 instructions, oneDNN finds {})",
+                       ops::fp32_gemm_library(), ops::bf16_support().isa);
+  if (p == Precision::INT8 && !ops::int8_support().available)
+    return fmt::format(
+        "int8 (exact sums in a plain loop: no int8 dot-product instructions, "
+        "oneDNN finds {})",
+        ops::int8_support().isa);
   const std::string isa = p == Precision::BF16 ? ops::bf16_support().isa : ops::int8_support().isa;
   return fmt::format("{} (oneDNN {}, {})", precision_name(p), ops::onednn_version(), isa);
 }

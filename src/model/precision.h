@@ -15,11 +15,10 @@ std::string_view precision_name(Precision p);  // "fp32", "bf16", "int8"
 Precision parse_precision(std::string_view name);
 // Inference's --compute-type: "fp32", "bf16" or "int8".
 Precision parse_compute_type(std::string_view name);
-// Fails with one line when this CPU cannot run `p` (bf16 needs AVX512-BF16 or AMX, int8
-// AVX512-VNNI, AVX-VNNI or AMX).
-void require_precision(Precision p);
 // What runs the GEMMs in `p`, for logs: "fp32 (OpenBLAS 0.3.21 (SkylakeX))",
-// "bf16 (oneDNN 2.6.3, avx512_core_amx)", "int8 (oneDNN 2.6.3, avx512_core_amx)".
+// "bf16 (oneDNN 2.6.3, avx512_core_amx)", "int8 (oneDNN 2.6.3, avx512_core_amx)", or on a CPU
+// without the instructions "bf16 (widened to fp32 for OpenBLAS ...)", "int8 (exact sums in a
+// plain loop ...)": the same numbers, without the instructions that make them fast.
 std::string gemm_description(Precision p);
 
 }  // namespace transduce

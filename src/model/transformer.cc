@@ -68,7 +68,6 @@ void Transformer::init_parameters(uint64_t seed) {
 }
 
 void Transformer::set_precision(Precision p) {
-  require_precision(p);
   if (precision_ == Precision::INT8 && p != Precision::INT8)
     fail("an int8 model has no fp32 weights left to compute in {}: load it again",
          precision_name(p));

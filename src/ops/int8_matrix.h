@@ -13,7 +13,8 @@ namespace transduce::ops {
 struct Int8Matrix {
   Tensor q;       // I8 [n, k]; a translating model releases it once packed (only `packed` is read)
   Tensor scales;  // F32 [n]
-  // q in the blocked layout oneDNN's product reads (ops::pack_int8); opaque outside ops/cpu.
+  // q in the blocked layout oneDNN's product reads, or widened to int16 on a CPU without int8
+  // dot-product instructions (ops::pack_int8); opaque outside ops/cpu.
   std::shared_ptr<const void> packed;
   int64_t packed_cols = 0;  // k, for when q is released
 

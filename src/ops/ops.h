@@ -14,7 +14,8 @@
 namespace transduce::ops {
 
 // C = alpha * op(A) op(B) + beta * C. C is F32; A and B are both F32 (OpenBLAS's sgemm) or both
-// BF16 (oneDNN's matmul: bf16 products summed in fp32, on AVX512-BF16 or AMX; see bf16_support).
+// BF16 (oneDNN's matmul: bf16 products summed in fp32, on AVX512-BF16 or AMX; see bf16_support;
+// elsewhere the same products, the operands widened to fp32 for OpenBLAS).
 void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
           float alpha = 1.0f, float beta = 0.0f);
 
@@ -35,8 +36,8 @@ std::string fp32_gemm_library();
 std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k);
 
 // int8 products for inference: oneDNN's matmul, s8 x s8 summed exactly in s32, on AMX or
-// AVX512-VNNI. Rows of x (F32 [rows, cols]) quantized as Int8Matrix describes: q (I8, x's
-// shape) and scales (F32 [rows]).
+// AVX512-VNNI (elsewhere the same sums from a plain loop, ops/cpu/int8_sums.h). Rows of x (F32
+// [rows, cols]) quantized as Int8Matrix describes: q (I8, x's shape) and scales (F32 [rows]).
 void quantize_rows(const Tensor& x, const Tensor& q, const Tensor& scales);
 // W (F32 [n, k]) quantized per row, and packed for gemm_int8.
 Int8Matrix quantize_matrix(const Tensor& w);
@@ -52,9 +53,6 @@ struct Int8Support {
   std::string isa;
 };
 Int8Support int8_support();
-// Fails with one line when int8_support() is not available (pack_int8 calls it: without VNNI
-// oneDNN's int8 sums saturate).
-void require_int8_support();
 // The implementation oneDNN picks for an int8 product of this shape (e.g.
 // "brg:avx512_core_amx_int8").
 std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k);

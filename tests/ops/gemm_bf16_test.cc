@@ -14,6 +14,7 @@
 #include "core/rng.h"
 #include "core/tensor.h"
 #include "core/threads.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/ops.h"
 #include "support/gradcheck.h"
 #include "support/thread_count.h"
@@ -94,17 +95,23 @@ TEST(OpsGemmBf16, MatchesADoubleProductOfTheRoundedInputs) {
       const Tensor b = bf16_of(random_tensor(cs.tb ? Shape{n, k} : Shape{k, n}, rng));
       Tensor c = random_tensor({m, n}, rng, -3.0f, 3.0f);
       const Tensor c0 = c.clone();
+      Tensor widened = c.clone();
       ops::gemm(a, cs.ta, b, cs.tb, c, cs.alpha, cs.beta);
+      // What a CPU without bf16 instructions runs, on every CPU.
+      ops::gemm_bf16_widened(a, cs.ta, b, cs.tb, widened, m, n, k, cs.alpha, cs.beta);
       const Reference want = reference(a, cs.ta, b, cs.tb, c0, cs.alpha, cs.beta);
       // Products of bf16 numbers are exact in fp32; only the fp32 sums round: the classic bound
       // gamma_{k+2} = (k + 2) u times the sum of magnitudes, whatever the order of the sums.
-      int bad = 0;
-      for (int64_t i = 0; i < c.numel() && bad < 5; ++i) {
-        const double tol = (k + 2) * kU32 * want.abs_sum[i] + 1e-30;
-        if (std::fabs(c.f32()[i] - want.c[i]) > tol) {
-          ADD_FAILURE() << name(cs, threads) << " element " << i << ": " << c.f32()[i] << " vs "
-                        << want.c[i] << " (bound " << tol << ")";
-          ++bad;
+      for (const Tensor* got : {&c, &widened}) {
+        int bad = 0;
+        for (int64_t i = 0; i < got->numel() && bad < 5; ++i) {
+          const double tol = (k + 2) * kU32 * want.abs_sum[i] + 1e-30;
+          if (std::fabs(got->f32()[i] - want.c[i]) > tol) {
+            ADD_FAILURE() << name(cs, threads) << (got == &c ? " gemm" : " widened") << " element "
+                          << i << ": " << got->f32()[i] << " vs " << want.c[i] << " (bound " << tol
+                          << ")";
+            ++bad;
+          }
         }
       }
     }

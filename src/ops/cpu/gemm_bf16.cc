@@ -1,11 +1,18 @@
 // BF16 matrix products through oneDNN's matmul primitive: bf16 inputs, fp32 sums and output. The
 // primitive for a shape is created once and kept (creating one costs far more than a small
 // product); oneDNN picks its kernel when it is created (AMX or AVX512-BF16 on CPUs with them).
+// On a CPU without bf16 instructions (oneDNN 2.6 makes no bf16 matmul for AVX2), the operands are
+// widened to fp32 and multiplied by OpenBLAS: the same arithmetic, since a product of two bf16
+// numbers is exact in fp32 and the sums are fp32 either way.
 #include "ops/cpu/gemm_bf16.h"
+
+#include <cblas.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
+#include <vector>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "ops/cpu/check.h"
@@ -62,13 +69,39 @@ const Product& product_for(const Key& key) {
   });
 }
 
-}  // namespace
-
-void gemm_bf16(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
-               int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+void check_types(const Tensor& a, const Tensor& b, const Tensor& c) {
   TD_CHECK(a.dtype() == DType::BF16 && b.dtype() == DType::BF16 && c.dtype() == DType::F32,
            "gemm of {} x {} into {}: A and B both BF16 (or both F32), C F32", dtype_name(a.dtype()),
            dtype_name(b.dtype()), dtype_name(c.dtype()));
+}
+
+// t's elements as floats, in a buffer of the calling thread's that the next call reuses.
+const float* widened(const Tensor& t, std::vector<float>& buffer) {
+  const int64_t count = t.numel();
+  if (buffer.size() < static_cast<size_t>(count)) buffer.resize(static_cast<size_t>(count));
+  const uint16_t* src = t.bf16();
+  float* dst = buffer.data();
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(count))
+  for (int64_t i = 0; i < count; ++i) dst[i] = bf16_to_float(src[i]);
+  return dst;
+}
+
+}  // namespace
+
+void gemm_bf16_widened(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+                       const Tensor& c, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+  check_types(a, b, c);
+  thread_local std::vector<float> wa, wb;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, widened(a, wa), a.cols(),
+              widened(b, wb), b.cols(), beta, c.f32(), c.cols());
+}
+
+void gemm_bf16(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
+               int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+  static const bool native = bf16_support().available;
+  if (!native) return gemm_bf16_widened(a, trans_a, b, trans_b, c, m, n, k, alpha, beta);
+  check_types(a, b, c);
   const Product& p = product_for(
       Key{m, n, k, trans_a, trans_b, a.cols(), b.cols(), c.cols(), alpha, beta, num_threads()});
   dnnl::engine& engine = onednn_engine();
@@ -92,6 +125,7 @@ std::string onednn_version() {
 }
 
 std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k) {
+  if (!bf16_support().available) return "widened to fp32 for " + fp32_gemm_library();
   return product_for(Key{m, n, k, false, true, k, k, n, 1.0f, 0.0f, num_threads()}).kernel;
 }
 

@@ -4,7 +4,10 @@
 // scale in its epilogue (measured: a run-time row count or run-time scales fall back to gemm:jit,
 // 3-7 times slower; a row scale as a binary post-op to the reference kernel, thousands of times
 // slower), so products are made per row count, rounded up to 16, for at most 256 rows at a time,
-// and the row scales are applied here.
+// and the row scales are applied here. Without VNNI (AVX2 alone), oneDNN multiplies bytes with
+// vpmaddubsw, whose 16-bit pair sums saturate (measured with ONEDNN_MAX_CPU_ISA=AVX2: wrong
+// products, not just slow ones); there the weights are kept row-major, widened to int16, and
+// int8_sums makes the same exact sums.
 #include <algorithm>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -14,6 +17,7 @@
 #include "core/error.h"
 #include "core/threads.h"
 #include "ops/cpu/check.h"
+#include "ops/cpu/int8_sums.h"
 #include "ops/cpu/onednn.h"
 #include "ops/ops.h"
 
@@ -94,19 +98,13 @@ std::shared_ptr<dnnl::memory> reorder_weights(const Int8Matrix& m, const memory:
 
 }  // namespace
 
-void require_int8_support() {
-  const Int8Support s = int8_support();
-  // Without VNNI, oneDNN multiplies bytes with vpmaddubsw, whose 16-bit pair sums saturate: its
-  // s8 x s8 products come out wrong (measured with ONEDNN_MAX_CPU_ISA=AVX2), not just slow.
-  if (!s.available)
-    fail(
-        "int8 needs a CPU with int8 dot-product instructions (AVX512-VNNI, AVX-VNNI or AMX); "
-        "oneDNN finds {} on this one: use --compute-type fp32",
-        s.isa);
+// Whether oneDNN's products run on int8 dot-product instructions (fixed once oneDNN has looked).
+bool native_int8() {
+  static const bool native = int8_support().available;
+  return native;
 }
 
 void pack_int8(Int8Matrix& m) {
-  require_int8_support();
   require_cpu({&m.q, &m.scales});
   TD_CHECK(m.q.dtype() == DType::I8 && m.q.ndim() == 2 && m.scales.dtype() == DType::F32 &&
                m.scales.numel() == m.q.dim(0),
@@ -115,7 +113,14 @@ void pack_int8(Int8Matrix& m) {
            m.scales.shape().str());
   // oneDNN's blocked layout for B depends on n, k and the instruction set, not on the rows
   // (checked at each product, which reorders again if it ever differs).
-  m.packed = reorder_weights(m, product_for(16, m.rows(), m.cols()).weights);
+  if (native_int8()) {
+    m.packed = reorder_weights(m, product_for(16, m.rows(), m.cols()).weights);
+  } else {
+    // int8_sums reads int16: the integers widened once here, row-major as q.
+    const int8_t* q = m.q.i8();
+    auto wide = std::make_shared<std::vector<int16_t>>(q, q + m.q.numel());
+    m.packed = std::move(wide);
+  }
   m.packed_cols = m.cols();
 }
 
@@ -124,8 +129,7 @@ namespace {
 // gemm_int8 on `rows` (<= kBlockRows) rows of x [rows, k] into y [rows, n].
 void gemm_int8_block(const float* x, int64_t rows, int64_t k, const Int8Matrix& w,
                      const float* bias, float* y) {
-  const int64_t n = w.rows(), padded = row_bucket(rows);
-  const Product& p = product_for(padded, n, k);
+  const int64_t n = w.rows(), padded = native_int8() ? row_bucket(rows) : rows;
 
   // Quantized rows and their s32 sums live in the calling thread's buffers; the padding rows are
   // zeros (their sums are computed and ignored).
@@ -140,16 +144,22 @@ void gemm_int8_block(const float* x, int64_t rows, int64_t k, const Int8Matrix& 
                 Tensor::borrow(x_scales.data(), {rows}));
   std::memset(xq.data() + rows * k, 0, (padded - rows) * k);
 
-  dnnl::engine& engine = onednn_engine();
-  const auto* packed = static_cast<const memory*>(w.packed.get());
-  std::shared_ptr<memory> repacked;
-  if (packed->get_desc() != p.weights) {
-    repacked = reorder_weights(w, p.weights);
-    packed = repacked.get();
-  }
-  dnnl::stream& stream = onednn_stream();
   const int threads = product_threads(padded, n, k);
-  {
+  if (!native_int8()) {
+    thread_local std::vector<int16_t> x_wide;
+    x_wide.assign(xq.begin(), xq.begin() + rows * k);
+    int8_sums(x_wide.data(), rows, static_cast<const std::vector<int16_t>*>(w.packed.get())->data(),
+              n, k, sums.data(), threads);
+  } else {
+    const auto* packed = static_cast<const memory*>(w.packed.get());
+    const Product& p = product_for(padded, n, k);
+    dnnl::engine& engine = onednn_engine();
+    std::shared_ptr<memory> repacked;
+    if (packed->get_desc() != p.weights) {
+      repacked = reorder_weights(w, p.weights);
+      packed = repacked.get();
+    }
+    dnnl::stream& stream = onednn_stream();
     // oneDNN's OpenMP build splits a product among omp_get_max_threads() threads.
     const ScopedOmpThreads team(threads);
     p.primitive.execute(
@@ -204,6 +214,7 @@ Int8Support int8_support() {
 }
 
 std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k) {
+  if (!native_int8()) return "int8_sums (no int8 dot-product instructions)";
   return product_for(row_bucket(std::min(m, kBlockRows)), n, k).kernel;
 }
 

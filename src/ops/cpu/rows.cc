@@ -36,6 +36,7 @@ void log_softmax(const Tensor& x, const Tensor& out) {
   for (int64_t r = 0; r < x.rows(); ++r) {
     const float* row = px + r * n;
     float mx = row[0];
+#pragma omp simd reduction(max : mx)
     for (int64_t j = 1; j < n; ++j) mx = std::max(mx, row[j]);
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
