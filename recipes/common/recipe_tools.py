@@ -163,8 +163,9 @@ def training_summary(records):
     }
 
 
-def mpi_launcher(ranks, fail):
-    """The command prefix that starts RANKS data-parallel ranks ([] for one), or fail(message)."""
+def mpi_launcher(ranks, fail, cores_per_rank=1):
+    """The command prefix that starts RANKS data-parallel ranks ([] for one), each bound to
+    CORES_PER_RANK cores, or fail(message)."""
     if ranks < 1:
         fail(f"--ranks must be at least 1, got {ranks}")
     if ranks == 1:
@@ -172,9 +173,42 @@ def mpi_launcher(ranks, fail):
     if shutil.which("mpirun") is None:
         fail("--ranks needs mpirun (Debian: openmpi-bin)")
     launcher = ["mpirun", "-np", ranks, "--oversubscribe"]
+    if cores_per_rank > 1:
+        # Open MPI binds each of two ranks to one core: give each its share of the cores.
+        launcher += ["--map-by", f"slot:PE={cores_per_rank}"]
     if os.geteuid() == 0:
         launcher.append("--allow-run-as-root")
     return launcher
+
+
+def mpi_library(binary):
+    """The MPI library BINARY was built with, as its `--version` names it, or None for a build
+    without MPI (or a binary that cannot say)."""
+    try:
+        result = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                                timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in result.stdout.splitlines():
+        if result.returncode == 0 and line.startswith("MPI: ") and not line.startswith("MPI: none"):
+            return line[len("MPI: "):]
+    return None
+
+
+def default_ranks(profile_ranks, cores, binary, log):
+    """How many data-parallel ranks a recipe trains on when --ranks is not given: the profile's,
+    at most one per core, or one process (said in the log) where mpirun or an MPI build of
+    BINARY is missing."""
+    ranks = max(1, min(profile_ranks, cores))
+    if ranks == 1:
+        return 1
+    if shutil.which("mpirun") is None:
+        log(f"training in one process, not {ranks} MPI ranks: no mpirun (Debian: openmpi-bin)")
+        return 1
+    if mpi_library(binary) is None:
+        log(f"training in one process, not {ranks} MPI ranks: {binary} was built without MPI")
+        return 1
+    return ranks
 
 
 def write_lines(path, lines):

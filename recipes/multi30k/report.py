@@ -64,6 +64,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
             **trained_settings(model_dir, prof, ranks),
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
+            "ranks": ranks,
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen, "reranking": reranking},
@@ -119,7 +120,8 @@ def markdown(r):
         + f"; GEMMs in {t.get('precision', 'fp32')}"
         + (f"; R-Drop, weight {t['rdrop']:g}" if t.get("rdrop") else ""),
         f"- {t['steps']} steps, {t['epochs']} epochs in {clock(t['training_seconds'])} of training, "
-        f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average",
+        f"{t['tokens_per_second']:.0f} tokens/s (source + target) on average"
+        + (f", {t['ranks']} data-parallel MPI ranks" if t.get("ranks", 1) > 1 else ""),
         f"- validation perplexity: last {fmt(t['final_valid_ppl'])}, best {fmt(t['best_valid_ppl'])}",
         f"- validation BLEU (greedy): last {fmt(t.get('final_valid_bleu'))}, best "
         f"{fmt(t.get('best_valid_bleu'))}" + (f"; moving average of the weights, decay "

@@ -9,6 +9,7 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "core/error.h"
 #include "ops/cpu/blas_kernels.h"
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   // Global options after the subcommand too (`transduce train ... --threads 2`): subcommands
   // created below inherit fallthrough and hand options they do not know to their parent.
   transduce::cli::add_global_options(app);
+  transduce::cli::add_version_flag(app);
   transduce::cli::register_params(app);
   transduce::cli::register_bench(app);
   transduce::cli::register_average(app);

@@ -33,4 +33,8 @@ std::string binding_warning(int bound_cores, int online_cores, int local_ranks);
 // launched but this build has no MPI.
 std::unique_ptr<Communicator> connect_ranks(double timeout_seconds);
 
+// The MPI library this build runs ranks with, as it names itself ("Open MPI v4.1.4, package:
+// ..."), or nullopt for a build without MPI. Needs no launcher and starts no MPI.
+std::optional<std::string> mpi_library();
+
 }  // namespace transduce

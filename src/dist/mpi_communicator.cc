@@ -113,4 +113,15 @@ std::unique_ptr<Communicator> connect_ranks(double timeout_seconds) {
   return comm;
 }
 
+std::optional<std::string> mpi_library() {
+  // One of the few MPI calls allowed before MPI_Init; its text may run over several lines.
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string name(text, static_cast<size_t>(std::max(length, 0)));
+  name = name.substr(0, name.find('\n'));
+  while (!name.empty() && (name.back() == '\0' || name.back() == ' ')) name.pop_back();
+  return name;
+}
+
 }  // namespace transduce

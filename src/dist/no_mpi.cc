@@ -14,4 +14,8 @@ std::unique_ptr<Communicator> connect_ranks(double) {
   return nullptr;
 }
 
+std::optional<std::string> mpi_library() {
+  return std::nullopt;
+}
+
 }  // namespace transduce

@@ -7,11 +7,12 @@ namespace transduce::ops {
 namespace {
 
 // Four rows of w against one row of x at a time: each x element loaded once feeds four sums.
-// (Widening int8 to int16 here, element by element, ran at a quarter of the speed.)
+// (Widening int8 to int16 here, element by element, ran at a quarter of the speed.) No `omp simd`
+// on these loops: with it GCC 12 builds each product from vpmullw/vpmulhw halves; without it, it
+// finds the int16 dot product and uses vpmaddwd, 2.5-3.2x faster.
 void four_sums(const int16_t* x, const int16_t* w, int64_t k, int32_t* out) {
   const int16_t *w0 = w, *w1 = w + k, *w2 = w + 2 * k, *w3 = w + 3 * k;
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
   for (int64_t t = 0; t < k; ++t) {
     s0 += x[t] * w0[t];
     s1 += x[t] * w1[t];
@@ -26,7 +27,6 @@ void four_sums(const int16_t* x, const int16_t* w, int64_t k, int32_t* out) {
 
 int32_t one_sum(const int16_t* x, const int16_t* w, int64_t k) {
   int32_t s = 0;
-#pragma omp simd reduction(+ : s)
   for (int64_t t = 0; t < k; ++t) s += x[t] * w[t];
   return s;
 }

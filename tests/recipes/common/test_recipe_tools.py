@@ -1,0 +1,82 @@
+"""recipes/common/recipe_tools.py: how many MPI ranks a recipe trains on by default, and the
+launcher that binds them, against fake binaries and Open MPI's own affinity masks."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+import recipe_tools
+from pytest_support import transduce_binary
+
+
+def fake_binary(tmp_path, version_output, status=0):
+    path = tmp_path / "transduce"
+    path.write_text(f"#!/bin/sh\nprintf '{version_output}'\nexit {status}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def fail(message):
+    raise AssertionError(message)
+
+
+@pytest.mark.parametrize("output, status, library", [
+    ("transduce 0.1.0\\nMPI: Open MPI v4.1.4, package: Debian\\nGEMMs: fp32\\n", 0,
+     "Open MPI v4.1.4, package: Debian"),
+    ("transduce 0.1.0\\nMPI: none (built without MPI: one process only)\\n", 0, None),
+    ("MPI: Open MPI v4.1.4\\n", 1, None),  # a failing --version says nothing
+    ("A subcommand is required\\n", 0, None),  # a binary from before --version
+])
+def test_mpi_library_reads_the_version_text(tmp_path, output, status, library):
+    assert recipe_tools.mpi_library(fake_binary(tmp_path, output, status)) == library
+
+
+def test_the_binary_under_test_names_its_mpi_as_built():
+    library = recipe_tools.mpi_library(transduce_binary())
+    assert (library is not None) == (os.environ["TRANSDUCE_WITH_MPI"] == "1"), library
+
+
+def test_default_ranks_are_the_profiles_at_most_one_per_core(tmp_path):
+    mpi = fake_binary(tmp_path, "transduce 0.1.0\\nMPI: Open MPI v4.1.4\\n")
+    logged = []
+    assert recipe_tools.default_ranks(2, 2, mpi, logged.append) == 2
+    assert recipe_tools.default_ranks(2, 16, mpi, logged.append) == 2
+    assert recipe_tools.default_ranks(4, 3, mpi, logged.append) == 3
+    assert recipe_tools.default_ranks(2, 1, mpi, logged.append) == 1
+    assert recipe_tools.default_ranks(1, 8, mpi, logged.append) == 1
+    assert logged == []
+
+
+def test_default_ranks_fall_back_to_one_process_and_say_why(tmp_path, monkeypatch):
+    logged = []
+    no_mpi = fake_binary(tmp_path, "transduce 0.1.0\\nMPI: none (built without MPI)\\n")
+    assert recipe_tools.default_ranks(2, 2, no_mpi, logged.append) == 1
+    assert logged == [f"training in one process, not 2 MPI ranks: {no_mpi} was built without MPI"]
+    mpi = fake_binary(tmp_path, "transduce 0.1.0\\nMPI: Open MPI v4.1.4\\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert recipe_tools.default_ranks(2, 2, mpi, logged.append) == 1
+    assert logged[1] == ("training in one process, not 2 MPI ranks: no mpirun "
+                         "(Debian: openmpi-bin)")
+
+
+def cores_each_rank_sees(launcher):
+    """Each rank's affinity mask, as the ranks of LAUNCHER report it."""
+    probe = "import os; print(len(os.sched_getaffinity(0)))"
+    out = subprocess.run([*map(str, launcher), sys.executable, "-c", probe], check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    return sorted(int(n) for n in out.split())
+
+
+def test_one_rank_starts_no_launcher():
+    assert recipe_tools.mpi_launcher(1, fail, 4) == []
+    with pytest.raises(AssertionError, match="--ranks must be at least 1, got 0"):
+        recipe_tools.mpi_launcher(0, fail)
+
+
+def test_the_launcher_binds_each_rank_to_its_share_of_the_cores():
+    # Open MPI's default binds each of two ranks to one core; --map-by slot:PE=N gives it N.
+    assert os.cpu_count() >= 2, "this test needs two cores"
+    assert cores_each_rank_sees(recipe_tools.mpi_launcher(2, fail, 1)) == [1, 1]
+    assert cores_each_rank_sees(recipe_tools.mpi_launcher(2, fail, 2)) == [2, 2]
