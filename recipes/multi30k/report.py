@@ -13,14 +13,14 @@ from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  #
                           write_atomically)
 
 
-def configured_settings(prof):
-    """The training settings the recipe gives `transduce train` for profile PROF."""
+def configured_settings(prof, ranks=1):
+    """The training settings the recipe gives `transduce train` for profile PROF on RANKS."""
     return {
         "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
         "lr_scale": prof["lr_scale"], "lr_schedule": prof.get("lr_schedule", "inverse-sqrt"),
         "minutes_limit": prof.get("minutes"), "steps_limit": prof.get("steps"),
         "precision": prof.get("precision", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
-        "rdrop": prof.get("rdrop") or 0,
+        "rdrop": prof.get("rdrop") or 0, "ranks": ranks,
     }
 
 
@@ -32,19 +32,22 @@ def single(x):
 def trained_settings(model_dir, prof, ranks=1):
     """The training settings the run's newest checkpoint saved: what it trained with, also when
     --decode-only reports a run made under other defaults or flags; PROF's where there is no
-    checkpoint. The batch is the global one, RANKS times each rank's. Options a checkpoint from
+    checkpoint. The batch is the global one: each rank's times the ranks the checkpoint names
+    (RANKS for checkpoints from before it named them). Options a checkpoint from
     before them lacks were then off (R-Drop, the moving average) or the only choice (the inverse
     square root schedule)."""
     states = sorted((Path(model_dir) / "checkpoints").glob("step-*/state.json"))
     if not states:
-        return configured_settings(prof)
-    o = json.loads(states[-1].read_text()).get("options", {})
+        return configured_settings(prof, ranks)
+    state = json.loads(states[-1].read_text())
+    o = state.get("options", {})
+    ranks = state.get("ranks", ranks)
     return {
         "batch_tokens": o["batch_tokens"] * o.get("accum", 1) * ranks, "warmup": o["warmup"],
         "lr_scale": single(o["lr_scale"]), "lr_schedule": o.get("lr_schedule", "inverse-sqrt"),
         "minutes_limit": o.get("max_minutes") or None, "steps_limit": o.get("max_steps") or None,
         "precision": o.get("precision", "fp32"), "ema_decay": single(o.get("ema_decay", 0)),
-        "rdrop": single(o.get("rdrop", 0)),
+        "rdrop": single(o.get("rdrop", 0)), "ranks": ranks,
     }
 
 
@@ -58,13 +61,13 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         "data": str(data),
         "commit": git_commit(Path(__file__).resolve().parents[2]),
         "machine": machine(env_notes, threads),
-        "vocab": {"type": "bpe", "size": prof["vocab"], "shared": True},
+        # The trained model's, which --decode-only cannot change.
+        "vocab": {"type": "bpe", "size": config["vocab_size"], "shared": True},
         "model": config,
         "training": {
             **trained_settings(model_dir, prof, ranks),
             **training_summary(read_log(model_dir)),
             "averaged_checkpoints": prof["average"],
-            "ranks": ranks,
         },
         "decoding": {"tuned_on": "val", "metric": "cased BLEU", "grid": grid,
                      "chosen": chosen, "reranking": reranking},

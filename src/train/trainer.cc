@@ -171,6 +171,8 @@ nlohmann::json Trainer::state() const {
           {"batch_in_epoch", batch_in_epoch_},
           {"elapsed_seconds", elapsed()},
           {"best_validation", best_to_json(best_)},
+          // Not restored (a run may resume on other ranks); it says what the batch was a share of.
+          {"ranks", comm_.size()},
           {"options", options_}};
 }
 

@@ -143,6 +143,9 @@ TEST_F(DataParallel, TwoRanksMakeTheUpdatesOfOneProcessAccumulatingTwo) {
         read_json(fs::path(weights(single, step)).parent_path() / "state.json");
     const nlohmann::json b = read_json(fs::path(weights(two, step)).parent_path() / "state.json");
     for (const char* key : {"step", "epoch", "batch_in_epoch"}) EXPECT_EQ(a[key], b[key]) << key;
+    // Each state names the ranks whose batches made an update.
+    EXPECT_EQ(a["ranks"], 1);
+    EXPECT_EQ(b["ranks"], 2);
   }
   // Only rank 0 logs: the same lines, with the losses of all ranks' batches.
   const std::vector<nlohmann::json> la = read_log(single), lb = read_log(two);

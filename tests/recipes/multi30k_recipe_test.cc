@@ -224,8 +224,19 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
   const nlohmann::json last_train = nlohmann::json::parse(log[log.size() - 2]);
   EXPECT_EQ(last_train["step"], 30) << log[log.size() - 2];
   EXPECT_GT(last_train.value("sync_share", 0.0), 0.0);
-  // The report states the global batch, not each rank's.
-  EXPECT_EQ(read_json(out / "results.json")["training"]["batch_tokens"], 600);
+  // The report states the global batch, not each rank's, and the ranks; so does --decode-only
+  // without --ranks (the tiny profile's default is one process), from the checkpoints.
+  for (const bool decode_only : {false, true}) {
+    SCOPED_TRACE(decode_only ? "--decode-only" : "trained");
+    if (decode_only) {
+      const auto again = run_shell(command("--decode-only --out " + out.string()));
+      ASSERT_EQ(again.status, 0) << again.out;
+    }
+    const nlohmann::json t = read_json(out / "results.json")["training"];
+    EXPECT_EQ(t["batch_tokens"], 600);
+    EXPECT_EQ(t["ranks"], 2);
+    EXPECT_TRUE(some_line_contains(read_lines(out / "results.md"), ", 2 data-parallel MPI ranks"));
+  }
 }
 #endif
 
@@ -245,12 +256,14 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
   EXPECT_TRUE(some_line_contains(md, "; GEMMs in bf16"));
 }
 
-// --rdrop reaches `transduce train` (the log reports the divergence), and the report states the
-// settings the run trained with, also when --decode-only reports it with other flags or none.
+// --rdrop reaches `transduce train` (the log reports the divergence), --vocab the vocabulary and
+// --label-smoothing the model, and the report states the settings the run trained with, also when
+// --decode-only reports it with other flags or none.
 TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   const fs::path out = dir_ / "run";
   const auto r = run_shell(
-      command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 --out " +
+      command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 "
+              "--vocab 150 --label-smoothing 0.2 --out " +
               out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   const std::vector<std::string> log = read_lines(out / "model" / "train_log.jsonl");
@@ -266,6 +279,10 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
     EXPECT_EQ(t["lr_schedule"], "cosine");
     EXPECT_EQ(t["steps_limit"], 10);
     EXPECT_EQ(t["batch_tokens"], 600);  // the tiny profile's
+    const nlohmann::json results = read_json(out / "results.json");
+    EXPECT_EQ(results["vocab"]["size"], 150);  // not the tiny profile's 300
+    EXPECT_EQ(results["model"]["vocab_size"], 150);
+    EXPECT_FLOAT_EQ(results["model"]["label_smoothing"].get<float>(), 0.2f);
     const std::vector<std::string> md = read_lines(out / "results.md");
     EXPECT_TRUE(some_line_contains(md,
                                    "learning-rate scale 0.7 on equation 3, then a cosine "
@@ -282,6 +299,10 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
       command("--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --out " + out.string()));
   ASSERT_EQ(other.status, 0) << other.out;
   expect_trained_settings("--decode-only with other flags");
+  // The vocabulary is the trained model's: --decode-only refuses another.
+  const auto vocab = run_shell(command("--decode-only --vocab 100 --out " + out.string()));
+  EXPECT_NE(vocab.status, 0);
+  EXPECT_NE(vocab.out.find("--vocab goes without --decode-only"), std::string::npos) << vocab.out;
 }
 
 // --reverse-model: val scores the n-best reranked with each weight of a de-en model's score, where

@@ -146,6 +146,22 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
     EXPECT_EQ(redone["training"][key], results["training"][key]) << key;
 }
 
+#if TRANSDUCE_WITH_MPI
+// --threads is the whole run's: on 2 ranks each trains with its half.
+TEST_F(PtbParseRecipe, TrainsOnTwoRanksWithTheirShareOfTheThreads) {
+  ASSERT_EQ(run_shell("command -v mpirun").status, 0) << "no mpirun: install openmpi-bin";
+  const fs::path out = dir_ / "run";
+  // Leak checking off for the MPI processes in the sanitizer build (Open MPI's plugins leak).
+  const CommandResult r =
+      run_shell("env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 " +
+                    command(treebanks() + " --threads 2 --ranks 2 --out " + out.string()),
+                false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Each rank with 1 of the 2 threads (with --threads 2 meaning each rank's, "2 threads each").
+  EXPECT_NE(r.out.find(" x 1 accumulated x 2 ranks (1 thread each)"), std::string::npos) << r.out;
+}
+#endif
+
 TEST_F(PtbParseRecipe, BadArgumentsAreOneClearLine) {
   const std::string dev = testing::shared_data_file("ptb-sample/dev.trees");
   CommandResult r = run_shell(command("--train " + dev + " --out " + (dir_ / "a").string()));

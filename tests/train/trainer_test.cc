@@ -456,6 +456,7 @@ TEST(Trainer, EveryEpochUsesEveryPairOnce) {
             2 * target_tokens(reverse_task(97, 4)));
   EXPECT_EQ(state.at("epoch").get<int64_t>(), 2);
   EXPECT_EQ(state.at("batch_in_epoch").get<int64_t>(), 0);
+  EXPECT_EQ(state.at("ranks").get<int>(), 1);
 }
 
 // The epoch encoder is asked for each epoch once, in order, and the batches are cut from what it
