@@ -181,6 +181,14 @@ def mpi_launcher(ranks, fail, cores_per_rank=1):
     return launcher
 
 
+def training_launcher(binary, ranks, cores, fail):
+    """The command that starts BINARY's training on RANKS ranks sharing CORES threads in all:
+    mpirun binding each rank to its share and giving it `--threads` of it; for one process, the
+    binary with all CORES. Fails (via fail(message)) as mpi_launcher does."""
+    share = max(1, cores // max(ranks, 1))
+    return [*mpi_launcher(ranks, fail, share), binary, "--threads", share]
+
+
 def mpi_library(binary):
     """The MPI library BINARY was built with, as its `--version` names it, or None for a build
     without MPI (or a binary that cannot say)."""

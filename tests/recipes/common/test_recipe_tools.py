@@ -1,5 +1,6 @@
 """recipes/common/recipe_tools.py: how many MPI ranks a recipe trains on by default, and the
-launcher that binds them, against fake binaries and Open MPI's own affinity masks."""
+launcher that binds them and shares the threads out, against fake binaries and Open MPI's own
+affinity masks."""
 
 import os
 import stat
@@ -80,3 +81,14 @@ def test_the_launcher_binds_each_rank_to_its_share_of_the_cores():
     assert os.cpu_count() >= 2, "this test needs two cores"
     assert cores_each_rank_sees(recipe_tools.mpi_launcher(2, fail, 1)) == [1, 1]
     assert cores_each_rank_sees(recipe_tools.mpi_launcher(2, fail, 2)) == [2, 2]
+
+
+def test_training_launcher_shares_the_threads_out_among_the_ranks():
+    assert recipe_tools.training_launcher("tx", 1, 3, fail) == ["tx", "--threads", 3]
+    two = recipe_tools.training_launcher("tx", 2, 2, fail)
+    assert two[:2] == ["mpirun", "-np"] and two[-3:] == ["tx", "--threads", 1]
+    assert "--map-by" not in two
+    four = recipe_tools.training_launcher("tx", 2, 4, fail)
+    assert four[-3:] == ["tx", "--threads", 2] and "slot:PE=2" in four
+    # More ranks than threads: each still gets one.
+    assert recipe_tools.training_launcher("tx", 2, 1, fail)[-3:] == ["tx", "--threads", 1]
