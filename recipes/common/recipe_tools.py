@@ -189,6 +189,14 @@ def training_launcher(binary, ranks, cores, fail):
     return [*mpi_launcher(ranks, fail, share), binary, "--threads", share]
 
 
+def batch_accumulation(parts, ranks):
+    """Batches each of RANKS ranks accumulates per update so that an update is made of about
+    PARTS length-sorted batches in all, whatever the ranks: an update that mixes several lengths
+    learns more than one batch of the same tokens, all of one length (docs/benchmarks.md, "Batches
+    of mixed lengths"). One process makes PARTS batches; more ranks than PARTS, one each."""
+    return max(1, parts // max(ranks, 1))
+
+
 def mpi_library(binary):
     """The MPI library BINARY was built with, as its `--version` names it, or None for a build
     without MPI (or a binary that cannot say)."""

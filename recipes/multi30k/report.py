@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
-                          machine, panel, read_log, svg, training_summary,
-                          write_atomically)
+from recipe_tools import (batch_accumulation, clock, fmt, git_commit,  # noqa: E402
+                          loss_and_perplexity_panels, machine, panel, read_log, svg,
+                          training_summary, write_atomically)
 
 
 def configured_settings(prof, ranks=1):
@@ -21,6 +21,7 @@ def configured_settings(prof, ranks=1):
         "minutes_limit": prof.get("minutes"), "steps_limit": prof.get("steps"),
         "precision": prof.get("precision", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
         "rdrop": prof.get("rdrop") or 0, "ranks": ranks,
+        "batch_parts": ranks * batch_accumulation(prof.get("batch_parts", 1), ranks),
     }
 
 
@@ -48,6 +49,7 @@ def trained_settings(model_dir, prof, ranks=1):
         "minutes_limit": o.get("max_minutes") or None, "steps_limit": o.get("max_steps") or None,
         "precision": o.get("precision", "fp32"), "ema_decay": single(o.get("ema_decay", 0)),
         "rdrop": single(o.get("rdrop", 0)), "ranks": ranks,
+        "batch_parts": o.get("accum", 1) * ranks,
     }
 
 
@@ -116,7 +118,9 @@ def markdown(r):
         + f"), label smoothing {m['label_smoothing']:.3g}, "
         f"{m['norm']}-norm, "
         f"{m['positions']} positions, shared BPE vocabulary of {m['vocab_size']}",
-        f"- batches of {t['batch_tokens']} tokens a side, warmup {t['warmup']}, "
+        f"- batches of {t['batch_tokens']} tokens a side"
+        + (f" in {t['batch_parts']} length-sorted parts" if t.get("batch_parts", 1) > 1 else "")
+        + f", warmup {t['warmup']}, "
         f"learning-rate scale {t['lr_scale']:g} on equation 3"
         + (f", then a {t['lr_schedule']} fall to 0" if t.get("lr_schedule", "inverse-sqrt")
            != "inverse-sqrt" else "")

@@ -135,6 +135,10 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["pair"], "en-de");
   EXPECT_EQ(results["profile"], "tiny");
   EXPECT_EQ(results["training"]["steps"], 30);
+  // One process makes each update of the profile's two length-sorted batches of half its tokens.
+  EXPECT_NE(r.out.find("batches of 300 tokens x 2 accumulated;"), std::string::npos) << r.out;
+  EXPECT_EQ(results["training"]["batch_tokens"], 600);
+  EXPECT_EQ(results["training"]["batch_parts"], 2);
   // bf16 by default where oneDNN finds bf16 dot products (the recipe reads the CPU's flags).
   EXPECT_EQ(results["training"]["precision"], ops::bf16_support().available ? "bf16" : "fp32");
   EXPECT_EQ(results["model"]["layers"], 1);
@@ -185,6 +189,7 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   bool table_row = false;
   for (const std::string& line : md) table_row |= line.rfind("| test_2016_flickr | ", 0) == 0;
   EXPECT_TRUE(table_row);
+  EXPECT_TRUE(some_line_contains(md, "batches of 600 tokens a side in 2 length-sorted parts"));
 
   std::ifstream svg_in(out / "training.svg");
   const std::string svg((std::istreambuf_iterator<char>(svg_in)), {});
@@ -234,6 +239,7 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
     }
     const nlohmann::json t = read_json(out / "results.json")["training"];
     EXPECT_EQ(t["batch_tokens"], 600);
+    EXPECT_EQ(t["batch_parts"], 2);  // one batch a rank
     EXPECT_EQ(t["ranks"], 2);
     EXPECT_TRUE(some_line_contains(read_lines(out / "results.md"), ", 2 data-parallel MPI ranks"));
   }
@@ -256,16 +262,17 @@ TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
   EXPECT_TRUE(some_line_contains(md, "; GEMMs in bf16"));
 }
 
-// --rdrop reaches `transduce train` (the log reports the divergence), --vocab the vocabulary and
-// --label-smoothing the model, and the report states the settings the run trained with, also when
-// --decode-only reports it with other flags or none.
+// --rdrop reaches `transduce train` (the log reports the divergence), --vocab the vocabulary,
+// --label-smoothing the model and --batch-parts the accumulation, and the report states the
+// settings the run trained with, also when --decode-only reports it with other flags or none.
 TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   const fs::path out = dir_ / "run";
   const auto r = run_shell(
       command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 "
-              "--vocab 150 --label-smoothing 0.2 --out " +
+              "--vocab 150 --label-smoothing 0.2 --batch-parts 3 --out " +
               out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("batches of 200 tokens x 3 accumulated;"), std::string::npos) << r.out;
   const std::vector<std::string> log = read_lines(out / "model" / "train_log.jsonl");
   const auto trained = nlohmann::json::parse(log.front());
   ASSERT_EQ(trained["kind"], "train");
@@ -279,6 +286,7 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
     EXPECT_EQ(t["lr_schedule"], "cosine");
     EXPECT_EQ(t["steps_limit"], 10);
     EXPECT_EQ(t["batch_tokens"], 600);  // the tiny profile's
+    EXPECT_EQ(t["batch_parts"], 3);
     const nlohmann::json results = read_json(out / "results.json");
     EXPECT_EQ(results["vocab"]["size"], 150);  // not the tiny profile's 300
     EXPECT_EQ(results["model"]["vocab_size"], 150);
@@ -296,13 +304,18 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   ASSERT_EQ(again.status, 0) << again.out;
   expect_trained_settings("--decode-only");
   const auto other = run_shell(
-      command("--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --out " + out.string()));
+      command("--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --batch-parts 1 --out " +
+              out.string()));
   ASSERT_EQ(other.status, 0) << other.out;
   expect_trained_settings("--decode-only with other flags");
   // The vocabulary is the trained model's: --decode-only refuses another.
   const auto vocab = run_shell(command("--decode-only --vocab 100 --out " + out.string()));
   EXPECT_NE(vocab.status, 0);
   EXPECT_NE(vocab.out.find("--vocab goes without --decode-only"), std::string::npos) << vocab.out;
+  const auto parts = run_shell(command("--batch-parts 0 --out " + (dir_ / "x").string()));
+  EXPECT_NE(parts.status, 0);
+  EXPECT_NE(parts.out.find("--batch-parts must be at least 1, got 0"), std::string::npos)
+      << parts.out;
 }
 
 // --reverse-model: val scores the n-best reranked with each weight of a de-en model's score, where
