@@ -189,12 +189,15 @@ def training_launcher(binary, ranks, cores, fail):
     return [*mpi_launcher(ranks, fail, share), binary, "--threads", share]
 
 
-def batch_accumulation(parts, ranks):
-    """Batches each of RANKS ranks accumulates per update so that an update is made of about
-    PARTS length-sorted batches in all, whatever the ranks: an update that mixes several lengths
-    learns more than one batch of the same tokens, all of one length (docs/benchmarks.md, "Batches
-    of mixed lengths"). One process makes PARTS batches; more ranks than PARTS, one each."""
-    return max(1, parts // max(ranks, 1))
+def update_batches(batch_tokens, parts, ranks):
+    """(tokens of each batch, batches each rank accumulates) so that an update of BATCH_TOKENS
+    a side is made of about PARTS length-sorted batches in all, whatever the RANKS: an update that
+    mixes several lengths learns more than one batch of the same tokens, all of one length
+    (docs/benchmarks.md, "Batches of mixed lengths"). One process makes PARTS batches; more ranks
+    than PARTS, one each."""
+    ranks = max(ranks, 1)
+    accum = max(1, parts // ranks)
+    return batch_tokens // (ranks * accum), accum
 
 
 def mpi_library(binary):

@@ -8,20 +8,21 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from recipe_tools import (batch_accumulation, clock, fmt, git_commit,  # noqa: E402
-                          loss_and_perplexity_panels, machine, panel, read_log, svg,
-                          training_summary, write_atomically)
+from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
+                          machine, panel, read_log, svg, training_summary, update_batches,
+                          write_atomically)
 
 
 def configured_settings(prof, ranks=1):
     """The training settings the recipe gives `transduce train` for profile PROF on RANKS."""
+    tokens, accum = update_batches(prof["batch_tokens"], prof.get("batch_parts", 1), ranks)
     return {
-        "batch_tokens": prof["batch_tokens"], "warmup": prof["warmup"],
+        "batch_tokens": tokens * accum * ranks, "warmup": prof["warmup"],
         "lr_scale": prof["lr_scale"], "lr_schedule": prof.get("lr_schedule", "inverse-sqrt"),
         "minutes_limit": prof.get("minutes"), "steps_limit": prof.get("steps"),
         "precision": prof.get("precision", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
         "rdrop": prof.get("rdrop") or 0, "ranks": ranks,
-        "batch_parts": ranks * batch_accumulation(prof.get("batch_parts", 1), ranks),
+        "batch_parts": accum * ranks,
     }
 
 

@@ -83,13 +83,15 @@ def test_the_launcher_binds_each_rank_to_its_share_of_the_cores():
     assert cores_each_rank_sees(recipe_tools.mpi_launcher(2, fail, 2)) == [2, 2]
 
 
-def test_batch_accumulation_keeps_the_parts_of_an_update_whatever_the_ranks():
-    assert recipe_tools.batch_accumulation(4, 1) == 4
-    assert recipe_tools.batch_accumulation(4, 2) == 2
-    assert recipe_tools.batch_accumulation(4, 4) == 1
-    assert recipe_tools.batch_accumulation(2, 3) == 1  # more ranks than parts: one batch each
-    assert recipe_tools.batch_accumulation(1, 2) == 1
-    assert recipe_tools.batch_accumulation(4, 3) == 1  # not a multiple: fewer parts, never more
+def test_update_batches_keep_the_parts_of_an_update_whatever_the_ranks():
+    assert recipe_tools.update_batches(4096, 4, 1) == (1024, 4)
+    assert recipe_tools.update_batches(4096, 4, 2) == (1024, 2)
+    assert recipe_tools.update_batches(4096, 4, 4) == (1024, 1)
+    # More ranks than parts: one batch each, of each rank's share.
+    assert recipe_tools.update_batches(600, 2, 3) == (200, 1)
+    assert recipe_tools.update_batches(600, 1, 2) == (300, 1)
+    # Not a multiple: fewer parts, never more.
+    assert recipe_tools.update_batches(4096, 4, 3) == (1365, 1)
 
 
 def test_training_launcher_shares_the_threads_out_among_the_ranks():
