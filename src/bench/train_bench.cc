@@ -176,7 +176,10 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
     return tokens > 0 ? loss / static_cast<double>(tokens) : 0.0;
   };
 
-  for (int i = 0; i < o.warmup_steps; ++i) r.last_loss = step();
+  for (int i = 0; i < o.warmup_steps; ++i) {
+    r.last_loss = step();
+    if (i == 0) r.first_loss = r.last_loss;
+  }
   const size_t allocations_before = arena.system_allocations();
   for (int i = 0; i < o.timed_steps; ++i) {
     const auto start = std::chrono::steady_clock::now();

@@ -63,6 +63,7 @@ struct TrainBenchResult {
   double sgemm_gflops = 0;      // fp32
   double bf16_gemm_gflops = 0;  // measured when the run is bf16
   double mfu = 0;               // model_gflops / the GEMM rate of the run's precision
+  double first_loss = 0;        // the first step's, at the initial weights (before any update)
   double last_loss = 0;         // the last step's mean label-smoothed loss per target token
   size_t arena_peak_bytes = 0;
   size_t timed_system_allocations = 0;  // arena allocations from the system during timed steps

@@ -79,6 +79,7 @@ void run_train(const TrainBenchFlags& f) {
       j["bf16_gemm_kernel"] = bf16_kernel;
     }
     j["mfu"] = r.mfu;
+    j["first_loss"] = r.first_loss;
     j["last_loss"] = r.last_loss;
     j["arena_peak_bytes"] = r.arena_peak_bytes;
     j["timed_system_allocations"] = r.timed_system_allocations;

@@ -32,8 +32,10 @@ Bf16Support bf16_support();
 std::string onednn_version();  // "2.6.3"
 // The F32 GEMMs' library and the kernels it chose for this CPU, e.g. "OpenBLAS 0.3.21 (SkylakeX)".
 std::string fp32_gemm_library();
-// The implementation oneDNN picks for a BF16 GEMM of this shape (e.g. "brg:avx512_core_amx_bf16").
-std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k);
+// The implementation oneDNN picks for a BF16 GEMM of this shape, transpositions and scaling at
+// the current thread count (e.g. "brg:avx512_core_amx_bf16"), or the widened fallback's name.
+std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k, bool trans_a = false,
+                             bool trans_b = true, float alpha = 1.0f, float beta = 0.0f);
 
 // int8 products for inference: oneDNN's matmul, s8 x s8 summed exactly in s32, on AMX or
 // AVX512-VNNI (elsewhere the same sums from a plain loop, ops/cpu/int8_sums.h). Rows of x (F32

@@ -118,6 +118,11 @@ TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
   EXPECT_EQ(r.step_seconds.size(), 3u);
   EXPECT_TRUE(std::isfinite(r.last_loss));
   EXPECT_GT(r.last_loss, 0.0);
+  // The first step's loss is at the initial weights: the same however many steps follow, and not
+  // the last one's.
+  EXPECT_NE(r.first_loss, r.last_loss);
+  o.timed_steps = 1;
+  EXPECT_EQ(run_train_bench(c, o).first_loss, r.first_loss);
   EXPECT_EQ(r.timed_system_allocations, 0u);
   EXPECT_GT(r.arena_peak_bytes, 0u);
   EXPECT_GT(r.median_seconds, 0.0);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "decode/loaded_model.h"
+#include "support/file_text.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
 #include "train/example.h"
@@ -18,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 using testing::run_transduce;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class AttentionExport : public ::testing::Test {
  protected:
@@ -106,7 +100,7 @@ TEST_F(AttentionExport, TranslateWritesTheAttentionOfEachBestTranslation) {
   for (std::string l; std::getline(lines, l);) out.push_back(l);
   ASSERT_EQ(out.size(), 3u);
 
-  const json file = json::parse(slurp(path("att.json")));
+  const json file = json::parse(testing::read_file(path("att.json")));
   EXPECT_EQ(file["model"], "model");
   ASSERT_EQ(file["sentences"].size(), 3u);
   LoadedModel m(path("model"));
@@ -133,7 +127,7 @@ TEST_F(AttentionExport, TranslateWritesTheAttentionOfEachBestTranslation) {
                     " --attention " + path("att.json"));
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.out.find(":2: invalid UTF-8"), std::string::npos) << bad.out;
-  EXPECT_EQ(json::parse(slurp(path("att.json"))), file);
+  EXPECT_EQ(json::parse(testing::read_file(path("att.json"))), file);
 }
 
 TEST_F(AttentionExport, TheAttentionCommandWritesASelfContainedPage) {
@@ -141,13 +135,13 @@ TEST_F(AttentionExport, TheAttentionCommandWritesASelfContainedPage) {
       "attention -m " + path("model") + " --src 'red dog' --src 'the cat runs' --html " +
       path("view.html") + " --json " + path("view.json"));
   ASSERT_EQ(r.status, 0) << r.out;
-  const json data = json::parse(slurp(path("view.json")));
+  const json data = json::parse(testing::read_file(path("view.json")));
   ASSERT_EQ(data["sentences"].size(), 2u);
   EXPECT_EQ(data["sentences"][1]["source"], "the cat runs");
   LoadedModel m(path("model"));
   expect_the_models_weights(data["sentences"][0]["attention"], m);
 
-  const std::string html = slurp(path("view.html"));
+  const std::string html = testing::read_file(path("view.html"));
   // Everything inline: no fetched script, style sheet, font or image. (The SVG namespace is a
   // name, not an address anything is fetched from.)
   std::string addresses = html;
@@ -171,7 +165,7 @@ TEST_F(AttentionExport, TheAttentionCommandWritesASelfContainedPage) {
   ASSERT_EQ(run_transduce("attention --from " + path("view.json") + " --html " + path("again.html"))
                 .status,
             0);
-  EXPECT_EQ(slurp(path("again.html")), html);
+  EXPECT_EQ(testing::read_file(path("again.html")), html);
 }
 
 TEST_F(AttentionExport, BadUseIsOneClearLine) {

@@ -1,20 +1,26 @@
 // `transduce evalb` as a script would run it: the summary lines, --json, --pred, the per-sentence
 // table, warnings for sentences EVALB leaves out, and one-line errors with exit 1 for bad input.
 // The numbers equal EVALB's (evalb -p COLLINS.prm) on the same files; tests/parse/evalb_test.cc
-// works them out rule by rule.
+// works them out rule by rule. The last test holds the command to the real EVALB's output on one
+// of the shared data's reference cases.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "parse/evalb_output_reader.h"
+#include "support/file_text.h"
 #include "support/run_command.h"
+#include "support/shared_data.h"
 
 namespace transduce {
 namespace {
@@ -262,6 +268,73 @@ TEST_F(EvalbCommand, MalformedInputIsOneErrorLineWithFileAndLine) {
   EXPECT_NE(run("evalb < " + path("pred.txt")).status, 0);  // no --gold
   EXPECT_NE(run("evalb --cutoff 0 --gold " + path("gold.txt") + " < " + path("pred.txt")).status,
             0);
+}
+
+std::vector<std::string> fields_of(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string f; in >> f;) out.push_back(f);
+  return out;
+}
+
+// What a user runs, on one of the real EVALB's reference cases in the shared data: every row of
+// --per-sentence and both summaries equal EVALB's output (tests/parse/evalb_reference_test.cc
+// compares all four cases through the library).
+TEST(EvalbCommandAgainstEvalb, TableAndSummariesEqualEvalbsOnParserDev) {
+  const std::string dir = "evalb-reference/parser-dev";
+  const std::string gold = testing::shared_data_file(dir + ".gold");
+  const std::string pred = testing::shared_data_file(dir + ".pred");
+  const testing::EvalbOutput evalb =
+      testing::read_evalb_output(testing::read_file(testing::shared_data_file(dir + ".evalb.txt")));
+
+  const CommandResult r = testing::run_transduce_apart("evalb --per-sentence --cutoff 40 --gold " +
+                                                       gold + " --pred " + pred);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // EVALB scores every sentence: no warning
+  const std::vector<std::string> lines = lines_of(r.out);
+  const size_t rows = evalb.sentences.size();
+  // Header and rule, a row per sentence, the closing rule, two summaries of 15 lines.
+  ASSERT_EQ(lines.size(), 2 + rows + 1 + 2 * 15) << "lines printed for " << rows << " sentences";
+  // Every column of every row, the first 10 differences reported.
+  const std::vector<std::string>& columns = testing::evalb_sentence_columns();
+  int differing = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const std::vector<std::string> row = fields_of(lines[2 + i]);
+    ASSERT_EQ(row.size(), columns.size()) << lines[2 + i];
+    for (size_t c = 0; c < columns.size(); ++c)
+      if (row[c] != evalb.sentences[i][c] && ++differing <= 10)
+        ADD_FAILURE() << "parser-dev, sentence " << evalb.sentences[i][0] << ", " << columns[c]
+                      << ": EVALB " << evalb.sentences[i][c] << ", transduce evalb " << row[c];
+  }
+  EXPECT_EQ(differing, 0) << "parser-dev: values of the per-sentence table differing from EVALB's";
+
+  // Our summary lines, NAME = VALUE, against EVALB's of the same meaning.
+  std::map<std::string, std::string> ours;
+  for (size_t i = 3 + rows; i < lines.size(); ++i) {
+    const size_t eq = lines[i].find(" = ");
+    ASSERT_NE(eq, std::string::npos) << lines[i];
+    ours[lines[i].substr(0, eq)] = lines[i].substr(eq + 3);
+  }
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"sentences", "Number of sentence"},
+      {"sentences with errors", "Number of Error sentence"},
+      {"sentences skipped", "Number of Skip  sentence"},
+      {"sentences scored", "Number of Valid sentence"},
+      {"recall", "Bracketing Recall"},
+      {"precision", "Bracketing Precision"},
+      {"F1", "Bracketing FMeasure"},
+      {"complete match", "Complete match"},
+      {"average crossing", "Average crossing"},
+      {"no crossing", "No crossing"},
+      {"2 or less crossing", "2 or less crossing"},
+      {"tagging accuracy", "Tagging accuracy"}};
+  for (const auto& [name, evalb_name] : same) {
+    EXPECT_EQ(ours[name], evalb.all.at(evalb_name))
+        << "parser-dev, summary line '" << name << "' (EVALB's " << evalb_name << ")";
+    EXPECT_EQ(ours["len<=40 " + name], evalb.short_ones.at(evalb_name))
+        << "parser-dev, summary line 'len<=40 " << name << "' (EVALB's len<=40 " << evalb_name
+        << ")";
+  }
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ double forward_nll(Transformer& model, const Tokens& source, const Tokens& targe
 TEST(ForcedScore, EqualsTheTrainingForwardPass) {
   const ModelConfig c = testing::precision_test_config();
   Transformer model(c);
-  model.init_parameters(3);
+  testing::init_untrained(model, 3);
   SplitMix64 rng(29);
   std::vector<Tokens> sources, targets;
   for (int i = 0; i < 24; ++i) {
@@ -85,7 +85,7 @@ TEST(ForcedScore, EqualsTheTrainingForwardPass) {
 TEST(ForcedScore, EqualsBeamSearchsOwnScoresOfItsOutputs) {
   const ModelConfig c = testing::precision_test_config();
   Transformer model(c);
-  model.init_parameters(5);
+  testing::init_untrained(model, 5);
   SplitMix64 rng(31);
   const int64_t sentences = 6, ls = 9;
   Tensor src = Tensor::zeros({sentences, ls}, DType::I32);
@@ -123,7 +123,7 @@ TEST(ForcedScore, EqualsBeamSearchsOwnScoresOfItsOutputs) {
 TEST(ForcedScore, BadInputIsRefused) {
   const ModelConfig c = testing::precision_test_config();
   Transformer model(c);
-  model.init_parameters(7);
+  testing::init_untrained(model, 7);
   const std::vector<Tokens> one{{5, 6}}, two{{5}, {6}};
   EXPECT_THROW(score_pairs(model, one, two, 0.6f), Error);
   const std::vector<Tokens> too_long{Tokens(static_cast<size_t>(c.max_positions), 5)};

@@ -45,7 +45,7 @@ TEST_P(Incremental, StepLogitsEqualTheFullDecoder) {
                                     : small_config(NormPlacement::Post, Positions::Learned);
   if (GetParam() == 3) c.attention_window = 2;  // restricted self-attention, window < L
   Transformer model(c);
-  model.init_parameters(7);
+  testing::init_untrained(model, 7);
   const Tensor src = ids({5, 9, 13, 7, 2, 8, 11, 2, 0, 0, 4, 2, 0, 0, 0}, 3);
   const Tensor tgt_in = ids({1, 14, 15, 16, 17, 1, 20, 6, 6, 9, 1, 3, 12, 12, 5}, 3);
   const int64_t B = 3, L = 5, V = c.vocab_size;
@@ -97,7 +97,7 @@ TEST_P(CacheSelect, ReorderedAndShrunkRowsEqualTheFullDecoderOfTheirPrefixes) {
   const ModelConfig c =
       r.precision == Precision::FP32 ? small_config() : testing::precision_test_config();
   Transformer model(c);
-  model.init_parameters(11);
+  testing::init_untrained(model, 11);
   model.set_precision(r.precision);
   const int64_t sentences = 3, group = 3, ls = 6, steps = 7, vocab = c.vocab_size;
   Tensor src = Tensor::empty({sentences, ls}, DType::I32);
@@ -201,7 +201,7 @@ TEST(Search, LengthPenaltyIsGnmts) {
 TEST(Search, BeamOneIsGreedy) {
   for (uint64_t seed : {1, 2, 3}) {
     Transformer model(small_config());
-    model.init_parameters(seed);
+    testing::init_untrained(model, seed);
     const Tensor src = ids({5, 9, 13, 7, 2, 8, 11, 2, 0, 0, 4, 2, 0, 0, 0, 6, 6, 6, 6, 2}, 4);
     SearchOptions o;
     o.max_len_b = 8;
@@ -224,7 +224,7 @@ struct Scripted {
 
 TEST(Search, EndsWhenKHypothesesFinishedAndPicksTheBestNormalisedOne) {
   Transformer model(small_config());
-  model.init_parameters(1);
+  testing::init_untrained(model, 1);
   const Tensor src = ids({5, 9, 2}, 1);
   SearchOptions o;
   o.beam = 2;
@@ -257,7 +257,7 @@ TEST(Search, EndsWhenKHypothesesFinishedAndPicksTheBestNormalisedOne) {
 
 TEST(Search, StopsAsSoonAsNoLiveHypothesisCanWin) {
   Transformer model(small_config());
-  model.init_parameters(1);
+  testing::init_untrained(model, 1);
   const Tensor src = ids({5, 9, 2}, 1);
   SearchOptions o;
   o.beam = 4;
@@ -296,7 +296,7 @@ TEST(Search, StopsAsSoonAsNoLiveHypothesisCanWin) {
 
 TEST(Search, OutputsNeverExceedTheMaximumLength) {
   Transformer model(small_config());
-  model.init_parameters(4);
+  testing::init_untrained(model, 4);
   const Tensor src = ids({5, 9, 13, 2, 8, 2, 0, 0}, 2);
   SearchOptions o;
   o.max_len_a = 0.5f;
@@ -319,7 +319,7 @@ TEST(Search, AModelThatAlwaysPrefersEndOfSentenceGivesEmptyOutputs) {
   // gain 0 and bias along E[EOS], which also has the largest norm.
   ModelConfig c = small_config();
   Transformer model(c);
-  model.init_parameters(2);
+  testing::init_untrained(model, 2);
   float* emb = model.embedding.weight.value.f32();
   const int64_t d = c.d_model;
   for (int64_t j = 0; j < d; ++j) emb[kEosId * d + j] *= 4.0f;

@@ -23,6 +23,7 @@
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/transformer.h"
+#include "support/file_text.h"
 #include "support/run_command.h"
 #include "support/toy_corpus.h"
 #include "train/adam.h"
@@ -36,6 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::read_file;
 using testing::run_shell;
 using testing::run_transduce;
 
@@ -269,13 +271,6 @@ class BackgroundJob {
   bool exited_ = false;
   int exit_status_ = 0;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Waits until the model has a checkpoint and the job has its rank 1; returns rank 1's pid, or -1
 // when the job ended or a minute passed first.

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "io/model_weights.h"
+#include "support/random_model.h"
 
 namespace transduce {
 namespace {
@@ -49,7 +50,9 @@ std::string read_bytes(const std::string& p) {
 
 TEST_F(ModelWeights, RoundTripKeepsEveryValueAndTheConfig) {
   Transformer a(small());
-  a.init_parameters(11);
+  // Not init_parameters alone: its zero biases and unit gains are what a freshly made model
+  // holds, so a loader that skipped them would pass.
+  testing::init_untrained(a, 11);
   io::save_weights(a, path("a.safetensors"));
   io::SafetensorsFile f = io::load_safetensors(path("a.safetensors"));
   ModelConfig c = io::config_from_metadata(f, path("a.safetensors"));

@@ -1,7 +1,8 @@
 // ops::gemm on BF16 operands (oneDNN) and ops::to_bf16: against a double product of the same
 // bf16-rounded numbers (exact but for fp32 summation), and against the fp32 GEMM on the unrounded
 // numbers within the bound bf16's rounding implies. The sizes take the parallel paths, at 1, 2 and
-// 3 threads.
+// 3 threads. Each product names the kernel that ran it; on a CPU with bf16 dot products the
+// widened fallback (which is checked on every CPU) may not be what ops::gemm ran.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "core/threads.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/ops.h"
+#include "support/cpu_features.h"
 #include "support/gradcheck.h"
 #include "support/thread_count.h"
 
@@ -97,6 +99,9 @@ TEST(OpsGemmBf16, MatchesADoubleProductOfTheRoundedInputs) {
       const Tensor c0 = c.clone();
       Tensor widened = c.clone();
       ops::gemm(a, cs.ta, b, cs.tb, c, cs.alpha, cs.beta);
+      testing::expect_native_kernel("bf16 gemm", name(cs, threads),
+                                    ops::bf16_gemm_kernel(m, n, k, cs.ta, cs.tb, cs.alpha, cs.beta),
+                                    testing::cpu_has_bf16_dot_products(), "widened");
       // What a CPU without bf16 instructions runs, on every CPU.
       ops::gemm_bf16_widened(a, cs.ta, b, cs.tb, widened, m, n, k, cs.alpha, cs.beta);
       const Reference want = reference(a, cs.ta, b, cs.tb, c0, cs.alpha, cs.beta);
@@ -132,6 +137,11 @@ TEST(OpsGemmBf16, AgreesWithTheFp32GemmWithinBf16Rounding) {
       const Tensor b = random_tensor(tb ? Shape{n, k} : Shape{k, n}, rng);
       Tensor c16 = Tensor::zeros({m, n}), c32 = Tensor::zeros({m, n});
       ops::gemm(bf16_of(a), ta, bf16_of(b), tb, c16);
+      testing::expect_native_kernel(
+          "bf16 gemm",
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+              " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb),
+          ops::bf16_gemm_kernel(m, n, k, ta, tb), testing::cpu_has_bf16_dot_products(), "widened");
       ops::gemm(a, ta, b, tb, c32);
       const Reference exact = reference(a, ta, b, tb, c32, 1.0, 0.0);
       double worst_share = 0, largest_fp32_error = 0, largest_difference = 0;

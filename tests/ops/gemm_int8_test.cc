@@ -3,6 +3,7 @@
 // (exact but for the fp32 scaling at the end), and against the fp32 GEMM within the bound the
 // scales imply. Row counts cover the buckets the products are made for (padding rows included) and
 // inputs of several 256-row blocks; sizes are a base model's layers, at 1, 2 and 3 threads.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "core/tensor.h"
 #include "core/threads.h"
 #include "ops/ops.h"
+#include "support/cpu_features.h"
 #include "support/gradcheck.h"
 #include "support/thread_count.h"
 
@@ -131,6 +133,10 @@ TEST(OpsGemmInt8, MatchesADoubleProductOfTheSameIntegers) {
       const Tensor bias = s.bias ? random_tensor({s.n}, rng) : Tensor();
       Tensor y = Tensor::empty({s.rows, s.n});
       ops::gemm_int8(x, w, bias, y);
+      testing::expect_native_kernel("int8 gemm",
+                                    fmt::format("{}x{}x{}, {} threads", s.rows, s.n, s.k, threads),
+                                    ops::int8_gemm_kernel(s.rows, s.n, s.k),
+                                    testing::cpu_has_int8_dot_products(), "int8_sums");
       const Reference want = reference(quantize(x), ops::quantize_matrix(wf), bias);
       // The s32 sum is exact; its conversion to fp32, the product of the two scales, their
       // product with the sum and the bias's addition each round once.

@@ -13,7 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "support"))
-from pytest_support import pytest_runtest_makereport, transduce_binary  # noqa: E402,F401
+from pytest_support import (  # noqa: E402,F401
+    pytest_make_collect_report, pytest_runtest_makereport, transduce_binary)
 
 
 @pytest.fixture(scope="session")

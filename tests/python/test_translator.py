@@ -112,10 +112,14 @@ def test_scores_of_its_own_translations_equal_the_search_scores(model, translato
     src = read_lines(model / "val.en")[:40]
     found = translator.translate(src, beam=4, alpha=0.8)
     scored = translator.score(src, [t.text for t in found], alpha=0.8)
+    # The text re-encodes to the same pieces for all but rare detokenisation cases: those are
+    # compared, and they must be nearly all of them.
+    compared = 0
     for t, s in zip(found, scored):
-        # The text re-encodes to the same pieces for all but rare detokenisation cases.
         if translator.tokenizer.encode(t.text) == t.tokens:
             assert s.score == pytest.approx(t.score, abs=2e-4)
+            compared += 1
+    assert compared >= 0.9 * len(src), f"only {compared} of {len(src)} translations re-encode"
 
 
 def test_empty_input_and_empty_lines(translator):

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/file_text.h"
 #include "support/run_command.h"
 #include "support/shared_data.h"
 
@@ -23,16 +24,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::read_file;
 using testing::run_shell;
 
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 std::vector<std::string> lines_of(const std::string& s) {

@@ -1,7 +1,8 @@
-"""What the pytest suites share (tests/python, tests/recipes/wmt14): skips count as failures, and
+"""What the pytest suites share (tests/python, tests/recipes/*): skips count as failures, and
 where the transduce binary is.
 
-A conftest.py imports pytest_runtest_makereport from here, which registers the hook for its suite.
+A conftest.py imports pytest_runtest_makereport and pytest_make_collect_report from here, which
+registers the hooks for its suite.
 """
 
 import os
@@ -19,6 +20,18 @@ def pytest_runtest_makereport(item, call):
     if report.skipped:
         report.outcome = "failed"
         report.longrepr = f"skipped, which these tests do not allow: {report.longrepr}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a whole module skipped while it is collected (a module-level
+    pytest.importorskip or pytest.skip(allow_module_level=True)): its tests never reach
+    pytest_runtest_makereport, so the collection itself fails."""
+    report = (yield).get_result()
+    if report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"{collector.nodeid}: skipped while collected, which these tests do " \
+            f"not allow: {report.longrepr}"
 
 
 def transduce_binary():

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/rng.h"
 #include "io/model_weights.h"
 #include "model/transformer.h"
 #include "text/tokenizer.h"
@@ -11,6 +12,20 @@
 namespace transduce::testing {
 
 namespace fs = std::filesystem;
+
+void init_untrained(Transformer& model, uint64_t seed) {
+  model.init_parameters(seed);
+  SplitMix64 rng(hash_u64(seed, /*stream=*/0xB1A5, 0));
+  for (Param* p : model.parameters()) {
+    const std::string& name = p->name;
+    const bool bias = name.ends_with(".bias");
+    const bool gain = name.ends_with("norm.weight");
+    if (!bias && !gain) continue;
+    float* v = p->value.f32();
+    for (int64_t i = 0; i < p->value.numel(); ++i)
+      v[i] = (gain ? 1.0f : 0.0f) + rng.uniform(-0.5f, 0.5f);
+  }
+}
 
 ModelConfig precision_test_config() {
   ModelConfig c;
@@ -43,7 +58,7 @@ void write_random_model(const std::string& vocab_dir, const std::string& model_d
   const std::string spm = (fs::path(vocab_dir) / "spm.model").string();
   const Tokenizer tokenizer(spm);
   Transformer model(small_random_config(tokenizer.vocab_size()));
-  model.init_parameters(seed);
+  init_untrained(model, seed);
   write_model_config(model_dir, model.config());
   io::save_weights(model, (fs::path(model_dir) / "model.safetensors").string());
   fs::copy_file(spm, fs::path(model_dir) / "spm.model", fs::copy_options::overwrite_existing);

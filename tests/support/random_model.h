@@ -9,7 +9,20 @@
 #include "model/config.h"
 #include "support/toy_corpus.h"
 
+namespace transduce {
+class Transformer;
+}  // namespace transduce
+
 namespace transduce::testing {
+
+// An untrained model for tests that check numbers: Transformer::init_parameters(seed), then every
+// bias (linear layers' and layer norms' shifts) drawn uniform in [-0.5, 0.5] and every layer-norm
+// gain in [0.5, 1.5], from a stream of their own under `seed`. init_parameters makes biases and
+// shifts 0 and gains 1, so a kernel that forgot any of them computed the same numbers and passed;
+// with these, int8 products without their bias or layer norms without their gain or shift move
+// the int8 model's logits by 50-60% (tests/model/int8_model_test.cc allows 4%). Two models of
+// the same config given the same seed are equal.
+void init_untrained(Transformer& model, uint64_t seed);
 
 // A 2-layer, 4-head model with d_model 32 over the vocabulary's size, 128 positions.
 ModelConfig small_random_config(int vocab_size);
@@ -19,8 +32,8 @@ ModelConfig small_random_config(int vocab_size);
 // label smoothing 0.1. Its products are large enough to take every parallel path.
 ModelConfig precision_test_config();
 
-// Writes MODEL_DIR/config.json, model.safetensors (weights drawn from `seed`) and spm.model (copied
-// from VOCAB_DIR/spm.model).
+// Writes MODEL_DIR/config.json, model.safetensors (weights from init_untrained(seed)) and
+// spm.model (copied from VOCAB_DIR/spm.model).
 void write_random_model(const std::string& vocab_dir, const std::string& model_dir,
                         uint64_t seed = 1);
 

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "support/bpe_dropout_reference.h"
 #include "support/shared_data.h"
 #include "support/thread_count.h"
 #include "text/corpus.h"
@@ -99,6 +101,86 @@ TEST_F(Multi30kSampling, BpeDropoutSpellsTheSameSentenceDifferently) {
 TEST_F(Multi30kSampling, UnigramSamplingSpellsTheSameSentenceDifferently) {
   const std::vector<std::string> lines(text_->src.begin(), text_->src.begin() + 500);
   expect_sampling_varies(*uni_, lines, 0.2f, false);
+}
+
+// How many pieces BPE-dropout at a rate adds, against what the rate predicts: the sampler's
+// segmentations over several epochs against an independent BPE-dropout (support/
+// bpe_dropout_reference.h) over the same sentences, on average within 4 standard errors of the
+// two Monte Carlo means. The same comparison is far outside that band for half and for twice the
+// rate, so a rate passed on wrongly either way fails.
+TEST_F(Multi30kSampling, BpeDropoutAddsThePiecesItsRatePredicts) {
+  constexpr float kRate = 0.1f;
+  constexpr int kEpochs = 6, kDraws = 12;
+  constexpr size_t kPairs = 1000;
+  const ParallelText head{
+      std::vector<std::string>(text_->src.begin(), text_->src.begin() + kPairs),
+      std::vector<std::string>(text_->tgt.begin(), text_->tgt.begin() + kPairs)};
+  const SubwordSampler s(*bpe_, head.src, head.tgt, 0, kRate, 3);
+  std::vector<std::vector<Example>> epochs(kEpochs);
+  for (int e = 0; e < kEpochs; ++e) s.encode_epoch(e, epochs[static_cast<size_t>(e)]);
+  const testing::BpeDropoutReference reference(*dir_ + "/bpe.model");
+
+  // Per sentence: its own piece count, the sampler's mean count, and the reference's draws.
+  struct Sentence {
+    std::string normalised;
+    double own = 0, sampled = 0;
+  };
+  std::vector<Sentence> sentences;
+  for (size_t i = 0; i < kPairs; ++i)
+    for (bool source : {true, false}) {
+      const std::string& line = source ? head.src[i] : head.tgt[i];
+      const std::vector<int32_t> own = bpe_->encode(line);
+      if (std::find(own.begin(), own.end(), kUnkId) != own.end()) continue;  // no text to merge
+      Sentence sentence;
+      for (int32_t id : own) sentence.normalised += bpe_->piece(id);
+      sentence.own = static_cast<double>(own.size());
+      for (const auto& epoch : epochs)
+        sentence.sampled += static_cast<double>((source ? epoch[i].src : epoch[i].tgt).size());
+      sentence.sampled /= kEpochs;
+      sentences.push_back(std::move(sentence));
+    }
+  ASSERT_GT(sentences.size(), 1900u);
+  // Without dropout the reference is BPE itself: the vocabulary's own segmentations.
+  SplitMix64 rng(11);
+  size_t differ = 0;
+  for (const Sentence& sentence : sentences)
+    if (reference.pieces(sentence.normalised, 0.0f, rng) != sentence.own && ++differ <= 3)
+      ADD_FAILURE() << "the reference's BPE cuts " << sentence.normalised << " otherwise";
+  ASSERT_EQ(differ, 0u);
+
+  // The difference of the two means, in standard errors of the difference (per sentence, the
+  // spread of the reference's draws stands for both: the same distribution if they agree).
+  auto standard_errors = [&](float rate, double* growth, double* predicted) {
+    double sum_sampled = 0, sum_predicted = 0, variance = 0, own = 0;
+    for (const Sentence& sentence : sentences) {
+      double sum = 0, sum_sq = 0;
+      for (int d = 0; d < kDraws; ++d) {
+        const auto n = static_cast<double>(reference.pieces(sentence.normalised, rate, rng));
+        sum += n;
+        sum_sq += n * n;
+      }
+      const double mean = sum / kDraws;
+      sum_predicted += mean;
+      sum_sampled += sentence.sampled;
+      own += sentence.own;
+      variance += (sum_sq - kDraws * mean * mean) / (kDraws - 1) * (1.0 / kEpochs + 1.0 / kDraws);
+    }
+    const auto n = static_cast<double>(sentences.size());
+    *growth = (sum_sampled - own) / n;
+    *predicted = (sum_predicted - own) / n;
+    return (sum_sampled - sum_predicted) / n / (std::sqrt(variance) / n);
+  };
+  double growth = 0, predicted = 0;
+  const double at_rate = standard_errors(kRate, &growth, &predicted);
+  EXPECT_LT(std::fabs(at_rate), 4.0) << "pieces added per sentence: " << growth << ", predicted "
+                                     << predicted << " at dropout " << kRate;
+  EXPECT_GT(growth, 0.5) << "dropout " << kRate << " barely lengthens the segmentations";
+  for (float wrong : {kRate / 2, kRate * 2}) {
+    double g = 0, p = 0;
+    EXPECT_GT(std::fabs(standard_errors(wrong, &g, &p)), 8.0)
+        << "the sampler's " << g << " pieces added is also what dropout " << wrong << " predicts ("
+        << p << "): the check could not tell the rates apart";
+  }
 }
 
 // Pairs of one epoch's examples that differ from those of `other`.

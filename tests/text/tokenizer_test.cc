@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/file_text.h"
 #include "support/shared_data.h"
 #include "text/corpus.h"
 #include "train/example.h"
@@ -24,6 +25,7 @@ namespace transduce {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_file;
 
 std::string make_temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "transduce_tokenizer_XXXXXX").string();
@@ -34,13 +36,6 @@ std::string make_temp_dir() {
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string join_lines(const std::vector<std::string>& lines) {

@@ -32,22 +32,21 @@ TrainOptions quick_options() {
 
 // 1200 updates on the reversal task with the GEMMs in `precision`, validated every 100.
 //
-// At this learning rate (peak 0.009) the 32-wide model's validation loss falls from ~3 to ~0.03
-// by update 700 but spikes now and then (0.20 at 600, 0.15 at 900, 0.11 at 1100 in one run, each
-// recovered within 100 updates; bf16's best in 900 updates was 0.055 in one run), and where the
-// spikes fall moves with rounding-level changes in the kernels. So the bar is on the best
-// validation, with a looser one on the last: it learned, and it did not lose it.
-struct ReversalRun {
-  TrainLog best, last;
-};
-
-ReversalRun learn_to_reverse(Precision precision) {
+// The learning rate warms up to 0.009 in 100 updates and then falls linearly to 0 at update 1200.
+// At that peak the 32-wide model's validation loss falls from ~3 to below 0.05 by update 700 but
+// spikes now and then (to 0.34 at 600 and 0.14 at 900 in two runs; with equation 3's slow decay
+// they came as late as update 1100, and where they fall moves with rounding-level changes in the
+// kernels). As the rate anneals the spikes die out: the bar is on the last three validations
+// (updates 1000 to 1200), each below 0.05 (measured at most 0.014 in six runs: fp32 and bf16,
+// three initialisations), which an optimizer that learned but had not settled would not pass.
+std::vector<TrainLog> learn_to_reverse(Precision precision) {
   const std::vector<Example> train = reverse_task(2000, 1), valid = reverse_task(100, 2);
   Transformer model(tiny_config());
   model.init_parameters(1);
   TrainOptions o = quick_options();
   o.max_steps = 1200;
   o.valid_every = 100;
+  o.lr_schedule = LrSchedule::kLinear;
   o.precision = precision;
   Trainer trainer(model, train, &valid, o);
   std::vector<TrainLog> logs, valids;
@@ -57,20 +56,15 @@ ReversalRun learn_to_reverse(Precision precision) {
   if (!logs.empty()) {
     EXPECT_GT(logs.front().loss, 2.0);  // it started near log(20)
   }
-  EXPECT_EQ(valids.size(), 12u);
   EXPECT_EQ(model.precision(), precision);
-  ReversalRun r;
-  r.last = trainer.validate();
-  r.best = r.last;
-  for (const TrainLog& v : valids)
-    if (v.loss < r.best.loss) r.best = v;
-  return r;
+  return valids;
 }
 
-void expect_learned(const ReversalRun& r) {
-  EXPECT_LT(r.best.loss, 0.05) << "best validation loss in 1200 updates (at " << r.best.step << ")";
-  EXPECT_LT(r.best.perplexity, 1.06);
-  EXPECT_LT(r.last.loss, 0.25) << "validation loss after 1200 updates";
+void expect_learned(const std::vector<TrainLog>& valids) {
+  ASSERT_EQ(valids.size(), 12u);
+  for (size_t i = valids.size() - 3; i < valids.size(); ++i)
+    EXPECT_LT(valids[i].loss, 0.05) << "validation loss at update " << valids[i].step;
+  EXPECT_LT(valids.back().perplexity, 1.06);
 }
 
 TEST(Trainer, LearnsToReverseStrings) {
@@ -476,8 +470,11 @@ TEST(Trainer, EachEpochTrainsOnWhatTheEpochEncoderGave) {
 
 // Without dropout R-Drop's two passes are the same, so an update is plain cross-entropy's: the
 // trainer repeats each batch and halves the gradient's scale to match, and counts the data once.
-// (Compared by the first update's gradient: Adam's first steps are lr * sign(g), so rounding-level
-// differences in gradients near 0 would move weights by whole steps.) With dropout the passes
+// That the repeated batch at half the scale has the batch's gradient, to the order of fp32 sums,
+// whatever R-Drop's weight, is checked on the step itself (tests/model/rdrop_step_test.cc, against
+// the batch's gradient summed in another order). Here, the trainer's part: the data counted once,
+// the loss not summed over both copies, and the gradient of plain training's size (a copy left
+// out, or the scale not halved, would make it half or twice as large). With dropout the passes
 // differ, the log says by how much, and the gradient is another.
 TEST(Trainer, RDropWithoutDropoutTrainsAsWithout) {
   const std::vector<Example> train = reverse_task(200, 6);
@@ -495,25 +492,22 @@ TEST(Trainer, RDropWithoutDropoutTrainsAsWithout) {
     trainer.run([&](const TrainLog& l) {
       if (logs) logs->push_back(l);
     });
-    return model;  // holding the last update's gradient
+    std::vector<double> gradient;  // the last update's
+    for (const Param* p : model->parameters())
+      gradient.insert(gradient.end(), p->grad.f32(), p->grad.f32() + p->grad.numel());
+    return gradient;
   };
-  // The largest difference between the two models' gradients, and the largest gradient.
-  auto gradient_gap = [](const Transformer& a, const Transformer& b) {
-    double gap = 0, largest = 0;
-    for (size_t i = 0; i < a.parameters().size(); ++i) {
-      const Tensor &ga = a.parameters()[i]->grad, &gb = b.parameters()[i]->grad;
-      for (int64_t j = 0; j < ga.numel(); ++j) {
-        gap = std::max(gap, double{std::abs(ga.f32()[j] - gb.f32()[j])});
-        largest = std::max(largest, double{std::abs(ga.f32()[j])});
-      }
-    }
-    return std::pair{gap, largest};
+  auto distance = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+    return std::sqrt(s);
   };
-  const auto plain = train_with(0.0f, 0.0f, 1, nullptr);
-  const auto [gap, largest] = gradient_gap(*plain, *train_with(0.0f, 4.0f, 1, nullptr));
-  EXPECT_GT(largest, 1e-3);
-  EXPECT_LT(gap, 1e-6 * largest) << "R-Drop without dropout has another gradient";
-  EXPECT_GT(gradient_gap(*plain, *train_with(0.2f, 4.0f, 1, nullptr)).first, 1e-2 * largest)
+  const std::vector<double> plain = train_with(0.0f, 0.0f, 1, nullptr);
+  const std::vector<double> zero(plain.size());
+  const double ratio = distance(train_with(0.0f, 4.0f, 1, nullptr), zero) / distance(plain, zero);
+  EXPECT_LT(std::fabs(std::log2(ratio)), 0.5)
+      << "R-Drop's gradient is " << ratio << " times plain training's";
+  EXPECT_GT(distance(train_with(0.2f, 4.0f, 1, nullptr), plain), 1e-2 * distance(plain, zero))
       << "R-Drop with dropout has plain cross-entropy's gradient";
 
   std::vector<TrainLog> plain_logs, rdrop_logs, dropout_logs;
@@ -524,7 +518,9 @@ TEST(Trainer, RDropWithoutDropoutTrainsAsWithout) {
   ASSERT_EQ(rdrop_logs.size(), 3u);
   ASSERT_EQ(dropout_logs.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
-    // The same data, counted once; the same mean loss; no divergence without dropout.
+    // The same data, counted once; the same mean loss (summed over both copies it would be
+    // twice as large); no divergence without dropout, where the copies' distributions differ by
+    // rounding alone (a symmetric KL divergence of the square of that size).
     EXPECT_EQ(rdrop_logs[i].target_tokens, plain_logs[i].target_tokens);
     EXPECT_NEAR(rdrop_logs[i].loss, plain_logs[i].loss, 1e-3);
     EXPECT_FALSE(plain_logs[i].consistency.has_value());

@@ -4,6 +4,8 @@
 // the average is the hand-computed one and resumes bitwise.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "decode/search.h"
 #include "io/safetensors.h"
 #include "support/reverse_task.h"
+#include "support/run_command.h"
 #include "support/toy_corpus.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -134,13 +137,25 @@ TEST(ValidationTranslation, TranslatesWithTheSearchAndScoresWithSacrebleusMetric
   EXPECT_DOUBLE_EQ(t.bleu, 100.0);
   EXPECT_DOUBLE_EQ(t.chrf, 100.0);
 
-  // Against the true reversals the score is what the metrics give those translations: below 100
-  // for a model this young, above 0.
+  // Against the true reversals the scores are what `transduce score` gives those translations
+  // against those references (to its printed precision), below 100 for a model this young.
   ValidText truth = reversal_valid_text(said);
   const ValidTranslations u = translate_validation(model, said, truth, greedy, 64, one);
   EXPECT_EQ(u.hypotheses, t.hypotheses);
-  EXPECT_GT(u.bleu, 0.0);
+  testing::TempDir dir("transduce_valid_score");
+  const std::string hyp = dir.path() + "/hyp.txt", ref = dir.path() + "/ref.txt";
+  for (const auto& [path, lines] : {std::pair{hyp, u.hypotheses}, {ref, truth.references}}) {
+    std::ofstream out(path);
+    for (const std::string& line : lines) out << line << '\n';
+  }
+  const testing::CommandResult r =
+      testing::run_transduce("score --json --width 6 --ref " + ref + " --hyp " + hyp, false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json scored = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(u.bleu, scored.at("score").get<double>(), 1e-9);
+  EXPECT_NEAR(u.chrf, scored.at("chrf").get<double>(), 1e-9);
   EXPECT_LT(u.bleu, 100.0);
+  EXPECT_LT(u.chrf, 100.0);
 }
 
 TEST(ValidationTranslation, TheOutputFileKeepsTheValidationFilesLines) {

@@ -124,9 +124,13 @@ std::string onednn_version() {
   return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
 }
 
-std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k) {
+std::string bf16_gemm_kernel(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b,
+                             float alpha, float beta) {
   if (!bf16_support().available) return "widened to fp32 for " + fp32_gemm_library();
-  return product_for(Key{m, n, k, false, true, k, k, n, 1.0f, 0.0f, num_threads()}).kernel;
+  // Contiguous operands, as gemm() is given them: A [m, k] or [k, m], B [k, n] or [n, k].
+  const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+  return product_for(Key{m, n, k, trans_a, trans_b, lda, ldb, n, alpha, beta, num_threads()})
+      .kernel;
 }
 
 }  // namespace transduce::ops

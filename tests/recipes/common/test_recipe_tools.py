@@ -6,6 +6,8 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import recipe_tools
@@ -63,11 +65,14 @@ def test_default_ranks_fall_back_to_one_process_and_say_why(tmp_path, monkeypatc
 
 
 def cores_each_rank_sees(launcher):
-    """Each rank's affinity mask, as the ranks of LAUNCHER report it."""
-    probe = "import os; print(len(os.sched_getaffinity(0)))"
-    out = subprocess.run([*map(str, launcher), sys.executable, "-c", probe], check=True,
-                         capture_output=True, text=True, timeout=120).stdout
-    return sorted(int(n) for n in out.split())
+    """How many cores each rank of LAUNCHER may run on. Each rank writes its count to a file of
+    its own: through mpirun's shared standard output two ranks' lines can run together ("22")."""
+    with tempfile.TemporaryDirectory() as d:
+        probe = ("import os; open(os.path.join(%r, str(os.getpid())), 'w')"
+                 ".write(str(len(os.sched_getaffinity(0))))" % d)
+        subprocess.run([*map(str, launcher), sys.executable, "-c", probe], check=True,
+                       capture_output=True, text=True, timeout=120)
+        return sorted(int(f.read_text()) for f in Path(d).iterdir())
 
 
 def test_one_rank_starts_no_launcher():
