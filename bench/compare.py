@@ -7,7 +7,7 @@
 For each workload it runs `transduce bench ...` and bench/pytorch_reference.py one after the other
 (alternating, `--rounds` times, keeping each side's best) with the same number of threads, and
 measures each process's peak resident memory. Training runs in fp32 and in bf16 on both sides
-(ours: --precision bf16, oneDNN; PyTorch: torch.autocast on the CPU, oneDNN too). Each side gets
+(ours: --compute-type bf16, oneDNN; PyTorch: torch.autocast on the CPU, oneDNN too). Each side gets
 its best thread setting on the machine at hand: before the workloads, each side's tiny training
 step runs under both OpenMP wait policies (transduce: libgomp's default and passive; PyTorch:
 passive and active) and the faster is kept for every workload; the table's header says which
@@ -119,7 +119,7 @@ def main():
         for precision in precisions:
             suffix = "" if precision == "fp32" else "_bf16"
             workloads.append((f"train_{preset}{suffix}",
-                              [*ours, "train", "--preset", preset, "--precision", precision,
+                              [*ours, "train", "--preset", preset, "--compute-type", precision,
                                "--json"],
                               [*torch, "train", "--preset", preset, "--precision", precision],
                               train_fig))
@@ -128,7 +128,7 @@ def main():
         # not fit 24 GB in one pass on either side, so both run it as 4 slices of 250 sentences
         # whose gradients are summed before the one update.
         workloads.append(("train_base25k",
-                          [*ours, "train", "--preset", "base", "--batch", 1000, "--accum", 4,
+                          [*ours, "train", "--preset", "base", "--batch-sentences", 1000, "--accum", 4,
                            "--steps", 3, "--json"],
                           [*torch, "train", "--preset", "base", "--batch", 1000, "--accum", 4,
                            "--steps", 3],

@@ -76,8 +76,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="dist_scaling_") as tmp:
         tmp = Path(tmp)
-        subprocess.run([args.transduce, "vocab", "--input", src, tgt, "--size", "6000",
-                        "--out", tmp / "vocab"], check=True, capture_output=True)
+        subprocess.run([args.transduce, "vocab", "--input", src, tgt, "--vocab-size", "6000",
+                        "--output", tmp / "vocab"], check=True, capture_output=True)
         log_every = max(1, args.steps // 5)
         common = ["train", "--src", src, "--tgt", tgt, "--vocab", tmp / "vocab",
                   *MODELS[args.model], "--max-steps", str(args.steps), "--warmup", "4000",
@@ -93,7 +93,7 @@ def main():
         results = {}
         for name, cmd in runs.items():
             out = tmp / name
-            cmd = [str(c) for c in cmd] + ["--out", str(out)]
+            cmd = [str(c) for c in cmd] + ["--output", str(out)]
             r = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if r.returncode != 0:
                 fail(f"{name}: {' '.join(cmd)} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")

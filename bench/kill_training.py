@@ -20,7 +20,7 @@ kill it
   - checks that the newest complete checkpoint loads: its safetensors headers and sizes (read
     here, in Python), its state.json, and `transduce average --checkpoints NEWEST` (which reads
     every tensor); and that MODEL_DIR/model.safetensors reads;
-  - resumes with `transduce train --resume DIR` (or starts afresh with --out while no checkpoint
+  - resumes with `transduce train --resume DIR` (or starts afresh with --output while no checkpoint
     exists) and checks from its log that it resumed from that newest checkpoint, skipping none.
 At the end it lets the run finish and compares model.safetensors, the last checkpoint's weights,
 optimizer moments and state (all but the clock), and the validation records of train_log.jsonl
@@ -136,7 +136,7 @@ def check_checkpoint(d, step, transduce, scratch):
                       f"directory step {step}")
     out = scratch / "average-check"
     shutil.rmtree(out, ignore_errors=True)
-    r = subprocess.run([str(transduce), "average", "--checkpoints", str(d), "--out", str(out)],
+    r = subprocess.run([str(transduce), "average", "--checkpoints", str(d), "--output", str(out)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         raise Failure(f"transduce average --checkpoints {d} failed:\n{r.stdout}")
@@ -177,7 +177,7 @@ def prepare_data(args, work):
                         ("valid.src", src[args.pairs:]), ("valid.tgt", tgt[args.pairs:])):
         (data / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = subprocess.run([str(args.transduce), "vocab", "--input", str(data / "train.src"),
-                        str(data / "train.tgt"), "--size", "1000", "--out", str(data / "vocab")],
+                        str(data / "train.tgt"), "--vocab-size", "1000", "--output", str(data / "vocab")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         raise Failure(f"transduce vocab failed:\n{r.stdout}")
@@ -200,7 +200,7 @@ class Job:
                "--valid-every", "100"]
         if fresh:
             # Only a new model takes the model and batching flags; a resumed one reads them back.
-            cmd += ["--out", str(model_dir), "--vocab", str(self.data / "vocab"),
+            cmd += ["--output", str(model_dir), "--vocab", str(self.data / "vocab"),
                     "--batch-tokens", "500", "--warmup", "400"] + MODEL_FLAGS
         else:
             cmd += ["--resume", str(model_dir)]

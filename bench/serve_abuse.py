@@ -435,10 +435,10 @@ def make_model(args, work):
     (data / "train.tgt").write_text("".join(tgt), encoding="utf-8")
     model = work / "model"
     for cmd in (["vocab", "--input", str(data / "train.src"), str(data / "train.tgt"),
-                 "--size", "1000", "--out", str(data / "vocab")],
+                 "--vocab-size", "1000", "--output", str(data / "vocab")],
                 ["--threads", "1", "train", "--src", str(data / "train.src"),
                  "--tgt", str(data / "train.tgt"), "--vocab", str(data / "vocab"),
-                 "--out", str(model), "--layers", "2", "--d-model", "32", "--d-ff", "64",
+                 "--output", str(model), "--layers", "2", "--d-model", "32", "--d-ff", "64",
                  "--heads", "2", "--batch-tokens", "1000", "--warmup", "100",
                  "--max-steps", "300", "--log-every", "100"]):
         r = subprocess.run([str(args.transduce)] + cmd, stdout=subprocess.PIPE,

@@ -60,6 +60,7 @@ void register_train(py::module_& m) {
         cli::add_global_options(app);
         app.require_subcommand(1);
         cli::register_train(app, report);
+        cli::refuse_renamed_flags(args);
         std::reverse(args.begin(), args.end());  // CLI11 takes the words last first
         {
           py::gil_scoped_release release;
@@ -70,7 +71,7 @@ void register_train(py::module_& m) {
           }
         }
         std::string model_dir;
-        for (const char* key : {"out", "resume"})
+        for (const char* key : {"output", "resume"})
           if (options.contains(key)) model_dir = py::str(options[key]).cast<std::string>();
         return model_dir;
       },

@@ -226,7 +226,7 @@ def load_weights(path: str) -> dict[str, npt.NDArray[Any]]:
     """A model directory's (or a .safetensors file's) tensors as numpy arrays by name."""
 
 def train(progress: Callable[[dict[str, Any]], object] | None = None, **options: Any) -> str:
-    """Runs `transduce train` with `options` as its flags (out="m" is --out m, valid_metric=
+    """Runs `transduce train` with `options` as its flags (output="m" is --output m, valid_metric=
     ["bleu", "ppl"] is --valid-metric bleu ppl, True a flag, None or False left out); returns
     the model directory. `progress` gets each record train_log.jsonl gets, as a dict; an
     exception it raises ends training (the checkpoints written before stay whole)."""

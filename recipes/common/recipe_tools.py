@@ -105,7 +105,7 @@ def default_precision():
     """bf16 where the CPU has bf16 dot products (AVX512-BF16; AMX CPUs have it too), else fp32.
 
     In the full Multi30k recipe's 100 minutes, bf16 made 1.58x the updates of fp32 and ended with
-    a lower validation perplexity and no lower test BLEU (docs/benchmarks.md).
+    a lower validation perplexity and no lower test BLEU (docs/experiments/precision.md).
     """
     flags = cpu_flags()
     return "bf16" if "avx512_bf16" in flags and all(f in flags for f in AVX512) else "fp32"
@@ -116,7 +116,7 @@ def tune_environment():
 
     OpenBLAS 0.3.21 (Debian 12) picks its kernels by CPU family and falls back to slower ones on
     CPUs newer than itself (e.g. AMD family 0x1A); on a CPU with AVX-512 the Skylake-X kernels are
-    correct and about twice as fast (docs/benchmarks.md). Set OPENBLAS_CORETYPE yourself to
+    correct and about twice as fast (docs/experiments/training-speed.md). Set OPENBLAS_CORETYPE yourself to
     override.
     """
     notes = {}
@@ -193,7 +193,7 @@ def update_batches(batch_tokens, parts, ranks):
     """(tokens of each batch, batches each rank accumulates) so that an update of BATCH_TOKENS
     a side is made of about PARTS length-sorted batches in all, whatever the RANKS: an update that
     mixes several lengths learns more than one batch of the same tokens, all of one length
-    (docs/benchmarks.md, "Batches of mixed lengths"). One process makes PARTS batches; more ranks
+    (docs/experiments/multi30k.md, "batches of mixed lengths"). One process makes PARTS batches; more ranks
     than PARTS, one each."""
     ranks = max(ranks, 1)
     accum = max(1, parts // ranks)

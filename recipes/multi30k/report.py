@@ -48,7 +48,8 @@ def trained_settings(model_dir, prof, ranks=1):
         "batch_tokens": o["batch_tokens"] * o.get("accum", 1) * ranks, "warmup": o["warmup"],
         "lr_scale": single(o["lr_scale"]), "lr_schedule": o.get("lr_schedule", "inverse-sqrt"),
         "minutes_limit": o.get("max_minutes") or None, "steps_limit": o.get("max_steps") or None,
-        "precision": o.get("precision", "fp32"), "ema_decay": single(o.get("ema_decay", 0)),
+        "precision": o.get("compute_type", o.get("precision", "fp32")),
+        "ema_decay": single(o.get("ema_decay", 0)),
         "rdrop": single(o.get("rdrop", 0)), "ranks": ranks,
         "batch_parts": o.get("accum", 1) * ranks,
     }

@@ -65,8 +65,8 @@ nlohmann::json translate_sources(const AttentionFlags& f) {
 
 void run_attention(const AttentionFlags& f) {
   if (f.from.empty() == f.model_dir.empty())
-    fail("give either -m MODEL_DIR with --src TEXT, or --from FILE.json");
-  if (!f.model_dir.empty() && f.sources.empty()) fail("-m needs at least one --src TEXT");
+    fail("give either -m MODEL_DIR with --sentence TEXT, or --from FILE.json");
+  if (!f.model_dir.empty() && f.sources.empty()) fail("-m needs at least one --sentence TEXT");
   const nlohmann::json data = f.from.empty() ? translate_sources(f) : read_attention_file(f.from);
   if (!f.json.empty()) io::write_file_atomically(f.json, data.dump() + "\n");
   io::write_file_atomically(f.html, attention_page(data));
@@ -79,11 +79,12 @@ void register_attention(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "attention", "show a translation's attention, every layer and head, as an HTML page");
   cmd->add_option("-m,--model", f->model_dir, "model directory");
-  cmd->add_option("--src", f->sources, "a sentence to translate (may repeat)");
+  cmd->add_option("--sentence", f->sources, "a sentence to translate (may repeat)");
   add_compute_type(*cmd, f->compute_type);
   cmd->add_option("--from", f->from, "render this file of `transduce translate --attention`");
-  cmd->add_option("--html", f->html, "the HTML file to write (self-contained)")->required();
-  cmd->add_option("--json", f->json, "also write the attention weights as JSON");
+  cmd->add_option("-o,--output", f->html, "the HTML file to write (self-contained)")->required();
+  cmd->add_option("--attention", f->json,
+                  "also write the attention weights to this JSON file (as translate --attention)");
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
   cmd->add_option("--alpha", s.alpha, "length penalty exponent")

@@ -39,12 +39,12 @@ std::optional<fs::path> source_model_dir(const AverageFlags& f) {
 }
 
 void run_average(const AverageFlags& f) {
-  if (f.out_dir.empty()) fail("--out is required");
+  if (f.out_dir.empty()) fail("--output is required");
   std::vector<std::string> chosen;
   if (!f.checkpoints.empty()) {
     chosen = f.checkpoints;
   } else {
-    if (f.model_dir.empty()) fail("give a MODEL_DIR with --last K, or name --checkpoints");
+    if (f.model_dir.empty()) fail("give -m MODEL_DIR with --last K, or name --checkpoints");
     if (f.last < 1) fail("--last must be at least 1, got {}", f.last);
     std::error_code ec;
     if (!fs::is_directory(f.model_dir, ec)) fail("{}: not a model directory", f.model_dir);
@@ -63,7 +63,7 @@ void run_average(const AverageFlags& f) {
   const std::optional<fs::path> source = source_model_dir(f);
   std::error_code ec;
   if (source && fs::exists(out, ec) && fs::equivalent(out, *source, ec))
-    fail("--out {} is the model directory itself: give another directory", f.out_dir);
+    fail("--output {} is the model directory itself: give another directory", f.out_dir);
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) fail("{}: cannot create the directory", f.out_dir);
 
@@ -101,14 +101,15 @@ void register_average(CLI::App& app) {
   auto flags = std::make_shared<AverageFlags>();
   CLI::App* cmd = app.add_subcommand(
       "average", "average the weights of a model's last checkpoints into a new model directory");
-  cmd->add_option("model_dir", flags->model_dir, "the model directory (MODEL_DIR)");
+  cmd->add_option("-m,--model", flags->model_dir,
+                  "the model directory whose newest checkpoints --last averages");
   CLI::Option* last =
       cmd->add_option("--last", flags->last, "how many of the newest checkpoints to average")
           ->check(CLI::PositiveNumber);
   CLI::Option* named =
       cmd->add_option("--checkpoints", flags->checkpoints, "checkpoint directories to average");
   last->excludes(named);
-  cmd->add_option("--out", flags->out_dir, "the directory to write the averaged model to")
+  cmd->add_option("-o,--output", flags->out_dir, "the directory to write the averaged model to")
       ->required();
   cmd->callback([flags] { run_average(*flags); });
 }

@@ -222,7 +222,7 @@ void register_bench(CLI::App& app) {
   f->model.add_to(*train);
   train->add_option("--steps", f->steps, "timed steps (default: 10 for tiny, 5 otherwise)")
       ->check(CLI::PositiveNumber);
-  train->add_option("--batch", f->batch, "sentence pairs per step")
+  train->add_option("--batch-sentences", f->batch, "sentence pairs per step")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   train
@@ -236,7 +236,7 @@ void register_bench(CLI::App& app) {
   train->add_option("--tgt-len", f->tgt_len, "target tokens per sentence (ending in EOS)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  train->add_option("--precision", f->precision, "fp32 | bf16: the GEMMs' inputs (as train's)")
+  train->add_option("--compute-type", f->precision, "fp32 | bf16: the GEMMs' inputs (as train's)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   train->add_flag("--json", f->json, "print one JSON object instead of text");
@@ -261,7 +261,7 @@ void register_bench(CLI::App& app) {
   translate->add_option("--sentences", t->sentences, "sources to translate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  translate->add_option("--batch", t->batch, "sentences per batch")
+  translate->add_option("--batch-sentences", t->batch, "sentences per batch")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   translate

@@ -1,5 +1,5 @@
 // `transduce evalb`: labelled-bracket recall, precision and F1 of parse trees (standard input or
-// --pred) against gold trees, as EVALB computes them with COLLINS.prm (docs/parsing.md).
+// --hyp) against gold trees, as EVALB computes them with COLLINS.prm (docs/parsing.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -160,7 +160,7 @@ void register_evalb(CLI::App& app) {
       "labelled-bracket recall, precision and F1 of parse trees (standard input) against gold "
       "trees, as EVALB computes them with COLLINS.prm");
   cmd->add_option("--gold", flags->gold, "gold trees (Penn Treebank brackets)")->required();
-  cmd->add_option("--pred", flags->pred, "predicted trees (default: standard input)");
+  cmd->add_option("--hyp", flags->pred, "predicted trees (default: standard input)");
   cmd->add_flag("--per-sentence", flags->per_sentence,
                 "also print EVALB's per-sentence table (in --json: a per_sentence array)");
   cmd->add_flag("--json", flags->json, "print one JSON object instead of text");

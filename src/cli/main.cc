@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   transduce::cli::register_evalb(app);
   transduce::cli::register_trees(app);
   try {
+    transduce::cli::refuse_renamed_flags(std::vector<std::string>(argv + 1, argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

@@ -26,7 +26,7 @@ void ModelFlags::add_to(CLI::App& app, bool with_vocab_size) {
   app.add_option("--positions", positions, "sinusoidal | learned")
       ->check(CLI::IsMember({"sinusoidal", "learned"}));
   app.add_option("--norm", norm, "post (the paper) | pre")->check(CLI::IsMember({"post", "pre"}));
-  if (with_vocab_size) app.add_option("--vocab", vocab, "shared vocabulary size");
+  if (with_vocab_size) app.add_option("--vocab-size", vocab, "shared vocabulary size");
   app.add_option("--max-positions", max_positions, "longest sequence the model accepts");
   app.add_option("--attention-window", attention_window,
                  "restricted self-attention: each position attends to the positions at most this "

@@ -19,7 +19,7 @@ struct ModelFlags {
   std::optional<float> src_word_dropout, tgt_word_dropout;
   std::optional<std::string> positions, norm;
 
-  // `with_vocab_size` false leaves out --vocab, for commands whose vocabulary comes from a
+  // `with_vocab_size` false leaves out --vocab-size, for commands whose vocabulary comes from a
   // SentencePiece model (and whose --vocab names its directory).
   void add_to(CLI::App& app, bool with_vocab_size = true);
   // The preset with the given flags applied, validated. d_k and d_v follow d_model / heads

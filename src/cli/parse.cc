@@ -111,7 +111,7 @@ void register_parse(CLI::App& app) {
       "parse", "parse sentences (words separated by spaces, one a line) into constituency trees");
   cmd->add_option("-m,--model", f->model_dir, "a parser's model directory")->required();
   cmd->add_option("--input", f->input, "read this file instead of stdin");
-  cmd->add_option("--output", f->output, "write this file instead of stdout");
+  cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   parse::ParseRequest& r = f->request;
   cmd->add_option("--beam", r.beam, "beam size (default: the model's parse.json, 21)");
   cmd->add_option("--alpha", r.alpha, "length penalty exponent (default: parse.json, 0.3)")

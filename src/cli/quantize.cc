@@ -27,7 +27,7 @@ void run_quantize(const QuantizeFlags& f) {
   const fs::path out(f.out_dir);
   std::error_code ec;
   if (fs::exists(out, ec) && fs::equivalent(out, f.model_dir, ec))
-    fail("--out {} is the model directory itself: give another directory", f.out_dir);
+    fail("--output {} is the model directory itself: give another directory", f.out_dir);
   // Read in fp32 and quantized without packing for int8's products: any CPU can.
   LoadedModel loaded(f.model_dir, Precision::FP32);
   if (type == Precision::INT8) loaded.model().quantize_int8();
@@ -54,8 +54,9 @@ void register_quantize(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "quantize", "write a model directory whose matrix-product weights are int8 (or bf16)");
   cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
-  cmd->add_option("--out", f->out_dir, "the directory to write the quantized model to")->required();
-  cmd->add_option("--type", f->type,
+  cmd->add_option("-o,--output", f->out_dir, "the directory to write the quantized model to")
+      ->required();
+  cmd->add_option("--compute-type", f->type,
                   "int8: one scale per output row (the linear layers and the shared embedding) "
                   "| bf16 (the linear layers' weights)")
       ->check(CLI::IsMember({"int8", "bf16"}))

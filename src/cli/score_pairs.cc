@@ -82,7 +82,7 @@ void register_score_pairs(CLI::App& app) {
   cmd->add_option("-m,--model", f->model_dir, "model directory")->required();
   cmd->add_option("--src", f->src, "source sentences, one a line")->required();
   cmd->add_option("--tgt", f->tgt, "their translations, one a line")->required();
-  cmd->add_option("--output", f->output, "write this file instead of stdout");
+  cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
   cmd->add_option("--alpha", f->alpha,
                   "length penalty exponent of the score, as translate's: log-probability / "

@@ -15,11 +15,14 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/config_file.h"
 #include "cli/model_flags.h"
+#include "cli/train_option_flags.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "dist/gradient_sync.h"
 #include "dist/launch.h"
+#include "io/atomic_file.h"
 #include "parse/parse_settings.h"
 #include "parse/tree_data.h"
 #include "parse/word_swap.h"
@@ -41,15 +44,13 @@ struct TrainFlags {
   std::string src, tgt, valid_src, valid_tgt, vocab_dir, out_dir, resume_dir;
   std::string trees, valid_trees;  // a parser: treebanks instead of parallel text
   std::string tree_scheme = "xx";
-  std::string lr_schedule = "inverse-sqrt";
-  std::string precision = "fp32";
-  std::vector<std::string> valid_metrics{"ppl"};
   bool subtrees = false;
   int word_swaps = 0;  // a parser's word-swapped copies of the training trees
   double word_swap_rate = 0.2;
   int max_len = 256;
   double dist_timeout = 600;
   TrainOptions options;
+  ConfigFlags config;
   CLI::App* cmd = nullptr;
   std::function<void(const TrainLog&)> progress;
 };
@@ -187,36 +188,6 @@ nlohmann::json read_state(const std::string& checkpoint) {
   return j;
 }
 
-// Training options given on this command line override those saved with a resumed model.
-void apply_given_flags(const TrainFlags& given, TrainOptions& o) {
-  auto set = [&](const char* flag, auto value, auto& field) {
-    if (given.cmd->get_option(flag)->count() > 0) field = value;
-  };
-  const TrainOptions& g = given.options;
-  set("--batch-tokens", g.batch_tokens, o.batch_tokens);
-  set("--accum", g.accum, o.accum);
-  set("--warmup", g.warmup, o.warmup);
-  set("--lr-scale", g.lr_scale, o.lr_scale);
-  set("--lr-schedule", g.lr_schedule, o.lr_schedule);
-  set("--max-steps", g.max_steps, o.max_steps);
-  set("--max-epochs", g.max_epochs, o.max_epochs);
-  set("--max-minutes", g.max_minutes, o.max_minutes);
-  set("--log-every", g.log_every, o.log_every);
-  set("--valid-every", g.valid_every, o.valid_every);
-  set("--save-every", g.save_every, o.save_every);
-  set("--save-every-minutes", g.save_every_minutes, o.save_every_minutes);
-  set("--keep", g.keep, o.keep);
-  set("--precision", g.precision, o.precision);
-  set("--valid-metric", g.valid_metrics, o.valid_metrics);
-  set("--valid-beam", g.valid_beam, o.valid_beam);
-  set("--valid-alpha", g.valid_alpha, o.valid_alpha);
-  set("--patience", g.patience, o.patience);
-  set("--valid-output", g.valid_output, o.valid_output);
-  set("--ema-decay", g.ema_decay, o.ema_decay);
-  set("--subword-sampling", g.subword_sampling, o.subword_sampling);
-  set("--rdrop", g.rdrop, o.rdrop);
-}
-
 // Rank 0 (or the only process) checks the model directory and, for a new model, creates it with
 // its vocabulary and config. Returns the checkpoint to resume from, if any.
 std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::string& model_dir) {
@@ -226,7 +197,7 @@ std::optional<std::string> prepare_model_dir(const TrainFlags& f, const std::str
     return checkpoint;
   }
   if (!list_checkpoints(model_dir).empty())
-    fail("{} already holds a trained model: use --resume {} or another --out", model_dir,
+    fail("{} already holds a trained model: use --resume {} or another --output", model_dir,
          model_dir);
   if (!fs::is_regular_file(fs::path(f.vocab_dir) / "spm.model"))
     fail("{}: no spm.model: --vocab takes a directory made by `transduce vocab`", f.vocab_dir);
@@ -261,10 +232,72 @@ std::optional<std::string> share_checkpoint(Communicator& comm, const std::strin
   return checkpoint_dir(model_dir, step);
 }
 
+// The options a run trains with: a new model's from its flags, a resumed one's those saved with
+// its checkpoint, overridden by the flags given (the seed among the saved ones, so that word
+// swaps remake the same training trees).
+TrainOptions resolved_options(const TrainFlags& f, const std::optional<std::string>& checkpoint) {
+  TrainOptions options = f.options;
+  if (checkpoint) {
+    update_from_json(read_state(*checkpoint).value("options", nlohmann::json::object()), options);
+    apply_given_train_options(*f.cmd, f.options, options);
+  }
+  return options;
+}
+
+// A value the command line holds as a word, as a configuration file writes it: a number or text.
+nlohmann::json word_json(const std::string& word) {
+  nlohmann::json v = nlohmann::json::parse(word, nullptr, false);
+  return v.is_number() ? v : nlohmann::json(word);
+}
+
+// Every flag of `train` with the value the run uses: the training options resolved, the model's
+// hyper-parameters as built (or, resumed, as saved), the rest as given or by default.
+std::vector<ConfigEntry> config_entries(const TrainFlags& f, const TrainOptions& options,
+                                        const ModelConfig& model) {
+  nlohmann::json model_values = model;
+  // config.json leaves out the settings that are off; a configuration file lists every key.
+  model_values["attention_window"] = model.attention_window;
+  model_values["src_word_dropout"] = model.src_word_dropout;
+  model_values["tgt_word_dropout"] = model.tgt_word_dropout;
+  std::vector<ConfigEntry> entries;
+  for (const CLI::Option* opt : f.cmd->get_options()) {
+    const std::string key = config_key(opt->get_name());
+    if (key == "help" || key == "config" || key == "dump_config") continue;
+    if (const TrainOptionSpec* spec = find_train_option(key)) {
+      entries.emplace_back(key, spec->get(options));
+    } else if (model_values.contains(key)) {
+      nlohmann::json v = model_values[key];
+      // Shortest text of the float the model holds: 0.1, not 0.10000000149011612.
+      if (v.is_number_float()) v = std::stod(fmt::format("{}", v.get<float>()));
+      entries.emplace_back(key, v);
+    } else if (is_switch(*opt)) {
+      entries.emplace_back(key, opt->count() > 0);  // a switch
+    } else if (opt->count() > 0) {
+      const std::vector<std::string>& words = opt->results();
+      entries.emplace_back(
+          key, opt->get_expected_max() == 1 ? word_json(words.front()) : nlohmann::json(words));
+    } else if (!opt->get_default_str().empty()) {
+      entries.emplace_back(key, word_json(opt->get_default_str()));
+    } else {
+      entries.emplace_back(key, std::nullopt);
+    }
+  }
+  return entries;
+}
+
+// What --dump-config prints: the configuration `train` would run with, as a --config file.
+std::string resolved_config(const TrainFlags& f) {
+  if (f.resume_dir.empty()) return config_text(config_entries(f, f.options, f.model.resolve()));
+  const std::optional<std::string> checkpoint = latest_checkpoint(f.resume_dir);
+  if (!checkpoint) fail("{}: no complete checkpoint to resume from", f.resume_dir);
+  return config_text(
+      config_entries(f, resolved_options(f, checkpoint), read_model_config(f.resume_dir)));
+}
+
 void train(TrainFlags& f, Communicator* comm) {
   const bool resume = !f.resume_dir.empty();
   const std::string model_dir = resume ? f.resume_dir : f.out_dir;
-  if (model_dir.empty()) fail("give --out MODEL_DIR for a new model or --resume MODEL_DIR");
+  if (model_dir.empty()) fail("give --output MODEL_DIR for a new model or --resume MODEL_DIR");
   if (!resume && f.vocab_dir.empty()) fail("give --vocab DIR (made by `transduce vocab`)");
   if ((f.valid_src.empty()) != (f.valid_tgt.empty()))
     fail("give both --valid-src and --valid-tgt, or neither");
@@ -279,15 +312,7 @@ void train(TrainFlags& f, Communicator* comm) {
   if (!parallel && f.options.subword_sampling > 0)
     fail("--subword-sampling segments --src/--tgt text; it does not apply to --trees");
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
-  f.options.lr_schedule = *lr_schedule_from_name(f.lr_schedule);  // checked by the flag
-  f.options.precision = parse_precision(f.precision);
-  f.options.valid_metrics.clear();
-  for (const std::string& m : f.valid_metrics) {
-    const std::optional<ValidMetric> metric = valid_metric_from_name(m);
-    if (!metric) fail("--valid-metric: {} is not one of ppl, bleu, chrf", m);
-    f.options.valid_metrics.push_back(*metric);
-  }
-  if (!resume) check_train_options(f.options);  // before the model directory is made
+  if (!resume) check_train_options_as_flags(f.options);  // before the model directory is made
   if (!parallel && needs_translation(f.options.valid_metrics))
     fail("--valid-metric bleu and chrf score translations: they go with --valid-src/--valid-tgt");
   std::optional<std::string> checkpoint;
@@ -304,14 +329,12 @@ void train(TrainFlags& f, Communicator* comm) {
     fail("{}: the model has {} vocabulary entries but spm.model has {}", model_dir,
          config.vocab_size, tokenizer.vocab_size());
 
-  // A resumed run's options are the saved ones, overridden by the flags this command line sets
-  // (the seed among the saved ones, so that word swaps remake the same training trees).
-  TrainOptions options = f.options;
-  if (checkpoint) {
-    update_from_json(read_state(*checkpoint).value("options", nlohmann::json::object()), options);
-    apply_given_flags(f, options);
-  }
+  TrainOptions options = resolved_options(f, checkpoint);
   options.out_dir = model_dir;
+  // The whole configuration this run trains with, kept with the model (a --config file).
+  if (rank == 0)
+    io::write_file_atomically((fs::path(model_dir) / "train.yml").string(),
+                              config_text(config_entries(f, options, config)));
   const int max_len = std::min(f.max_len, config.max_positions);
   std::vector<Example> train, valid;
   ValidText valid_text;
@@ -468,73 +491,23 @@ void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--vocab", f->vocab_dir, "directory made by `transduce vocab`");
-  cmd->add_option("--out", f->out_dir, "model directory to create");
+  cmd->add_option("-o,--output", f->out_dir, "model directory to create");
   cmd->add_option("--resume", f->resume_dir, "model directory to continue training");
   cmd->add_option("--max-len", f->max_len, "skip pairs with a side longer than this (tokens)")
       ->capture_default_str();
-  TrainOptions& o = f->options;
-  cmd->add_option("--batch-tokens", o.batch_tokens, "tokens per batch and side")
-      ->capture_default_str();
-  cmd->add_option("--accum", o.accum, "batches accumulated per update")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed for initialisation, batch order and dropout")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "warmup steps of equation 3")->capture_default_str();
-  cmd->add_option("--lr-scale", o.lr_scale, "factor on equation 3's learning rate")
-      ->capture_default_str();
-  cmd->add_option("--lr-schedule", f->lr_schedule,
-                  "inverse-sqrt (equation 3) | linear | cosine: after equation 3's warmup, fall "
-                  "from its peak to 0 at the end of the run (the first of --max-steps, "
-                  "--max-epochs, --max-minutes reached)")
-      ->check(CLI::IsMember({"inverse-sqrt", "linear", "cosine"}))
-      ->capture_default_str();
-  cmd->add_option("--precision", f->precision,
-                  "fp32 | bf16: the GEMMs' inputs (bf16: fp32 sums, weights, gradients and Adam; "
-                  "needs AVX512-BF16 or AMX); a run may be resumed in the other precision")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
-      ->capture_default_str();
-  cmd->add_option("--max-steps", o.max_steps, "stop after this many updates (in all)");
-  cmd->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (in all)");
-  cmd->add_option("--max-minutes", o.max_minutes, "stop after this much training time (in all)");
-  cmd->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
-  cmd->add_option("--valid-every", o.valid_every, "updates between validations")
-      ->capture_default_str();
-  cmd->add_option("--valid-metric", f->valid_metrics,
-                  "what validation measures: ppl, bleu, chrf (several allowed; the first decides "
-                  "which weights MODEL_DIR/best/ keeps and what --patience counts)")
-      ->capture_default_str();
-  cmd->add_option("--valid-beam", o.valid_beam, "beam size for validation translations (1: greedy)")
-      ->capture_default_str();
-  cmd->add_option("--valid-alpha", o.valid_alpha, "length penalty for validation translations")
-      ->capture_default_str();
-  cmd->add_option("--patience", o.patience,
-                  "stop after this many validations without improvement (0: never)")
-      ->capture_default_str();
-  cmd->add_option("--valid-output", o.valid_output,
-                  "write each validation's translations here ({step} becomes the update)");
-  cmd->add_option("--ema-decay", o.ema_decay,
-                  "keep an exponential moving average of the weights with this decay (e.g. "
-                  "0.9999; 0: none): validated, kept as best, written to MODEL_DIR/ema/")
-      ->capture_default_str();
-  cmd->add_option("--subword-sampling", o.subword_sampling,
-                  "segment the training pairs anew every epoch by sampling: with a BPE "
-                  "vocabulary each merge is skipped with this probability (BPE-dropout, e.g. "
-                  "0.1), with a unigram one it smooths the sampling (e.g. 0.2); validation and "
-                  "translation keep the vocabulary's own segmentation (0: off)")
-      ->capture_default_str();
-  cmd->add_option("--rdrop", o.rdrop,
-                  "R-Drop: run every batch twice through different dropout masks and add this "
-                  "weight times the symmetric KL divergence between the two passes' output "
-                  "distributions to the loss (e.g. 5; an update then costs about twice the "
-                  "compute; 0: off)")
-      ->capture_default_str();
-  cmd->add_option("--save-every", o.save_every, "updates between checkpoints (0: by time)");
-  cmd->add_option("--save-every-minutes", o.save_every_minutes, "minutes between checkpoints")
-      ->capture_default_str();
-  cmd->add_option("--keep", o.keep, "checkpoints to keep")->capture_default_str();
+  add_train_option_flags(*cmd, f->options);
   cmd->add_option("--dist-timeout", f->dist_timeout,
                   "under mpirun: seconds to wait for the other ranks before giving up")
       ->capture_default_str();
-  cmd->callback([f] { run_train(*f); });
+  add_config_flags(*cmd, f->config);
+  cmd->callback([f] {
+    if (!f->config.path.empty()) apply_config_file(*f->cmd, f->config.path);
+    if (f->config.dump) {
+      fmt::print("{}", resolved_config(*f));
+      return;
+    }
+    run_train(*f);
+  });
 }
 
 }  // namespace transduce::cli

@@ -114,7 +114,7 @@ void register_translate(CLI::App& app) {
                   "their probabilities at every step (one vocabulary; attention from the first)")
       ->required();
   cmd->add_option("--input", f->input, "read this file instead of stdin");
-  cmd->add_option("--output", f->output, "write this file instead of stdout");
+  cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
   SearchOptions& s = f->options.search;
   cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();

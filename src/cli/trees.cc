@@ -53,7 +53,7 @@ void register_trees(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "trees", "rewrite a treebank one tree a line: as read, normalised, its words, or linearised");
   cmd->add_option("--input", f->input, "read this treebank instead of stdin");
-  cmd->add_option("--output", f->output, "write this file (atomically) instead of stdout");
+  cmd->add_option("-o,--output", f->output, "write this file (atomically) instead of stdout");
   cmd->add_flag("--normalised", f->normalised,
                 "as parsers see them: function tags, empty elements and emptied constituents "
                 "removed, under one TOP root (an empty line for a tree with no word left)");

@@ -115,15 +115,16 @@ void register_vocab(CLI::App& app) {
                   "treebanks (Penn Treebank brackets) for a parser: their words, and every "
                   "label's brackets as symbols")
       ->expected(1, -1);
-  cmd->add_option("--size", o->size, "vocabulary size, the four reserved ids included")
+  cmd->add_option("--vocab-size", o->size, "vocabulary size, the four reserved ids included")
       ->required()
       ->check(CLI::Range(8, 1 << 24));
-  cmd->add_option("--out", o->out, "output directory: spm.model and spm.vocab are written there")
+  cmd->add_option("-o,--output", o->out,
+                  "output directory: spm.model and spm.vocab are written there")
       ->required();
-  cmd->add_option("--type", o->type, "subword model")
+  cmd->add_option("--vocab-type", o->type, "subword model")
       ->capture_default_str()
       ->check(CLI::IsMember({"bpe", "unigram"}));
-  cmd->add_option("--max-sentences", o->max_sentences,
+  cmd->add_option("--max-lines", o->max_sentences,
                   "sample at most this many lines for training (0: up to 10 million)")
       ->capture_default_str();
   cmd->callback([o] { run_vocab(*o); });

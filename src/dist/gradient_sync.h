@@ -15,7 +15,7 @@ class GradientSync {
   // Small gradients are packed into buckets of up to `bucket_bytes` and summed with one call
   // each (fewer messages); a gradient of at least that size is summed where it lies, in pieces of
   // that size. Open MPI's shared-memory all-reduce moves 2.2-2.5 GB/s here up to 16 MB and
-  // 0.4 GB/s from 32 MB on (docs/benchmarks.md): messages stay small.
+  // 0.4 GB/s from 32 MB on (docs/experiments/data-parallel.md): messages stay small.
   GradientSync(const ParamList& params, Communicator& comm, int64_t bucket_bytes = 4 << 20);
 
   // Every parameter's gradient becomes the sum of that gradient over all ranks.

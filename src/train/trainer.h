@@ -21,67 +21,10 @@
 #include "train/ema.h"
 #include "train/example.h"
 #include "train/lr_schedule.h"
+#include "train/train_options.h"
 #include "train/validation.h"
 
 namespace transduce {
-
-struct TrainOptions {
-  int64_t batch_tokens = 25000;  // per side, padding included (5.1)
-  int accum = 1;                 // batches per update
-  uint64_t seed = 1;             // batch order and dropout
-  int warmup = 4000;
-  float lr_scale = 1.0f;
-  // The annealing schedules reach 0 at the first limit below to be reached: the share of the run
-  // done is the largest of steps / max_steps, epochs / max_epochs and minutes / max_minutes.
-  LrSchedule lr_schedule = LrSchedule::kInverseSqrt;
-  AdamOptions adam;
-  // Stop when any limit is reached; 0 means no limit. Steps count updates, epochs complete passes;
-  // minutes count training time across resumed runs.
-  int64_t max_steps = 0;
-  int64_t max_epochs = 0;
-  double max_minutes = 0;
-  int64_t log_every = 100;
-  int64_t valid_every = 1000;  // 0: only at the end
-  // What a validation measures (train/validation.h): the first metric decides which weights
-  // MODEL_DIR/best/ keeps and what --patience counts. BLEU and chrF translate the validation set
-  // (greedy with beam 1, else beam search with valid_alpha's length penalty).
-  std::vector<ValidMetric> valid_metrics{ValidMetric::kPerplexity};
-  int valid_beam = 1;
-  float valid_alpha = 1.0f;
-  // Stop after this many validations in a row without improvement (0: never).
-  int patience = 0;
-  // Where each validation's translations go ("{step}" becomes the update; empty: nowhere).
-  std::string valid_output;
-  // The exponential moving average of the weights (train/ema.h; 0: none). It is what validation
-  // measures and what MODEL_DIR/best/ keeps; MODEL_DIR/ema/ holds it at every checkpoint.
-  float ema_decay = 0;
-  // Subword regularisation (text/subword_sampler.h): the training pairs segmented anew by
-  // sampling every epoch with this alpha (0: the vocabulary's own segmentation throughout). The
-  // trainer keeps it with the options; the command that builds the examples acts on it through
-  // set_epoch_encoder().
-  float subword_sampling = 0;
-  // R-Drop (Liang et al., 2021) with this weight (0: off): every batch runs twice through
-  // different dropout masks, and the loss adds rdrop times the symmetric KL divergence between the
-  // two output distributions at each target position to both passes' cross-entropy (mean over
-  // both passes' tokens). An update costs about twice the compute of the same batch without.
-  float rdrop = 0;
-  // Checkpoints go to out_dir (none when empty): every save_every updates and/or every
-  // save_every_minutes, and at the end; the newest `keep` are kept.
-  std::string out_dir;
-  int64_t save_every = 0;
-  double save_every_minutes = 10;
-  int keep = 5;
-  // What the GEMMs compute in (model/precision.h); checkpoints are fp32 either way, so a run may
-  // be resumed in the other precision.
-  Precision precision = Precision::FP32;
-};
-
-void to_json(nlohmann::json& j, const TrainOptions& o);
-// Fields missing from j keep their value in o.
-void update_from_json(const nlohmann::json& j, TrainOptions& o);
-
-// Fails with one line naming the flag when an option is out of its range.
-void check_train_options(const TrainOptions& o);
 
 // What one log line reports, averaged over the updates since the previous one.
 struct TrainLog {

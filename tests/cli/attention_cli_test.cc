@@ -131,9 +131,10 @@ TEST_F(AttentionExport, TranslateWritesTheAttentionOfEachBestTranslation) {
 }
 
 TEST_F(AttentionExport, TheAttentionCommandWritesASelfContainedPage) {
-  const testing::CommandResult r = run_transduce(
-      "attention -m " + path("model") + " --src 'red dog' --src 'the cat runs' --html " +
-      path("view.html") + " --json " + path("view.json"));
+  const testing::CommandResult r =
+      run_transduce("attention -m " + path("model") +
+                    " --sentence 'red dog' --sentence 'the cat runs' --output " +
+                    path("view.html") + " --attention " + path("view.json"));
   ASSERT_EQ(r.status, 0) << r.out;
   const json data = json::parse(testing::read_file(path("view.json")));
   ASSERT_EQ(data["sentences"].size(), 2u);
@@ -162,24 +163,25 @@ TEST_F(AttentionExport, TheAttentionCommandWritesASelfContainedPage) {
   EXPECT_EQ(json::parse(embedded), data);
 
   // The same page from the JSON file.
-  ASSERT_EQ(run_transduce("attention --from " + path("view.json") + " --html " + path("again.html"))
-                .status,
-            0);
+  ASSERT_EQ(
+      run_transduce("attention --from " + path("view.json") + " --output " + path("again.html"))
+          .status,
+      0);
   EXPECT_EQ(testing::read_file(path("again.html")), html);
 }
 
 TEST_F(AttentionExport, BadUseIsOneClearLine) {
-  testing::CommandResult r = run_transduce("attention --html " + path("x.html"));
+  testing::CommandResult r = run_transduce("attention --output " + path("x.html"));
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("give either -m MODEL_DIR with --src TEXT, or --from FILE.json"),
+  EXPECT_NE(r.out.find("give either -m MODEL_DIR with --sentence TEXT, or --from FILE.json"),
             std::string::npos)
       << r.out;
-  r = run_transduce("attention -m " + path("model") + " --html " + path("x.html"));
-  EXPECT_NE(r.out.find("-m needs at least one --src TEXT"), std::string::npos) << r.out;
-  r = run_transduce("attention --from " + path("nowhere.json") + " --html " + path("x.html"));
+  r = run_transduce("attention -m " + path("model") + " --output " + path("x.html"));
+  EXPECT_NE(r.out.find("-m needs at least one --sentence TEXT"), std::string::npos) << r.out;
+  r = run_transduce("attention --from " + path("nowhere.json") + " --output " + path("x.html"));
   EXPECT_NE(r.out.find("nowhere.json: cannot open"), std::string::npos) << r.out;
   std::ofstream(path("other.json")) << R"({"translations": []})";
-  r = run_transduce("attention --from " + path("other.json") + " --html " + path("x.html"));
+  r = run_transduce("attention --from " + path("other.json") + " --output " + path("x.html"));
   EXPECT_NE(r.out.find("other.json: not an attention file"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));
 }

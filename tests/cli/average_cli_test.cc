@@ -93,7 +93,8 @@ class CheckpointAverageCommand : public ::testing::Test {
 
 TEST_F(CheckpointAverageCommand, LastTwoMakesAModelDirectory) {
   const fs::path out = dir_ / "averaged";
-  CommandResult r = run(fmt::format("average --last 2 {} --out {}", model_.string(), out.string()));
+  CommandResult r =
+      run(fmt::format("average --last 2 -m {} --output {}", model_.string(), out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.find("step-00000001"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step-00000002"), std::string::npos) << r.out;
@@ -107,7 +108,7 @@ TEST_F(CheckpointAverageCommand, LastTwoMakesAModelDirectory) {
 TEST_F(CheckpointAverageCommand, FewerThanAskedWarnsAndUsesAll) {
   const fs::path out = dir_ / "averaged";
   CommandResult r =
-      run(fmt::format("average --last 5 {} --out {}", model_.string(), out.string()), true);
+      run(fmt::format("average --last 5 -m {} --output {}", model_.string(), out.string()), true);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("warning"), std::string::npos) << r.out;
   expect_mean_of(out, {1, 2, 3});
@@ -117,7 +118,7 @@ TEST_F(CheckpointAverageCommand, NamedCheckpoints) {
   const fs::path out = dir_ / "named";
   const fs::path ckpts = model_ / "checkpoints";
   CommandResult r =
-      run(fmt::format("average --checkpoints {} {} --out {}", (ckpts / "step-00000001").string(),
+      run(fmt::format("average --checkpoints {} {} --output {}", (ckpts / "step-00000001").string(),
                       (ckpts / "step-00000003").string(), out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   expect_mean_of(out, {1, 3});
@@ -130,13 +131,15 @@ TEST_F(CheckpointAverageCommand, ErrorsGetOneLineAndAFailingExit) {
   const fs::path empty = dir_ / "empty";
   fs::create_directories(empty);
   CommandResult r =
-      run(fmt::format("average --last 2 {} --out {}", empty.string(), (dir_ / "o").string()), true);
+      run(fmt::format("average --last 2 -m {} --output {}", empty.string(), (dir_ / "o").string()),
+          true);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("no complete checkpoints"), std::string::npos) << r.out;
 
-  r = run(fmt::format("average --last 2 {} --out {}", model_.string(), model_.string()), true);
+  r = run(fmt::format("average --last 2 -m {} --output {}", model_.string(), model_.string()),
+          true);
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("--out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--output"), std::string::npos) << r.out;
 
   // Checkpoints of different models.
   ModelConfig wider = tiny_config();
@@ -146,7 +149,7 @@ TEST_F(CheckpointAverageCommand, ErrorsGetOneLineAndAFailingExit) {
   Adam adam(w.parameters());
   const fs::path other = dir_ / "other";
   save_checkpoint(other.string(), w, adam, 1, nlohmann::json::object(), 0);
-  r = run(fmt::format("average --checkpoints {} {} --out {}",
+  r = run(fmt::format("average --checkpoints {} {} --output {}",
                       (model_ / "checkpoints" / "step-00000001").string(),
                       (other / "checkpoints" / "step-00000001").string(), (dir_ / "o").string()),
           true);

@@ -1,4 +1,4 @@
-// `transduce evalb` as a script would run it: the summary lines, --json, --pred, the per-sentence
+// `transduce evalb` as a script would run it: the summary lines, --json, --hyp, the per-sentence
 // table, warnings for sentences EVALB leaves out, and one-line errors with exit 1 for bad input.
 // The numbers equal EVALB's (evalb -p COLLINS.prm) on the same files; tests/parse/evalb_test.cc
 // works them out rule by rule. The last test holds the command to the real EVALB's output on one
@@ -111,9 +111,9 @@ TEST_F(EvalbCommand, PrintsTheSummaryAndWarnsAboutSentencesLeftOut) {
                                       ":3, stdin:3) skipped: "))
       << warnings[1];
 
-  // --pred FILE reads the same trees.
+  // --hyp FILE reads the same trees.
   const CommandResult from_file =
-      run("evalb --gold " + path("gold.txt") + " --pred " + path("pred.txt"));
+      run("evalb --gold " + path("gold.txt") + " --hyp " + path("pred.txt"));
   ASSERT_EQ(from_file.status, 0) << from_file.out;
   EXPECT_EQ(from_file.out, kSummary);
   EXPECT_NE(from_file.err.find(path("pred.txt") + ":1) not scored"), std::string::npos)
@@ -122,7 +122,7 @@ TEST_F(EvalbCommand, PrintsTheSummaryAndWarnsAboutSentencesLeftOut) {
 
 TEST_F(EvalbCommand, PerSentenceTableHasEvalbsColumns) {
   const CommandResult r =
-      run("evalb --per-sentence --gold " + path("gold.txt") + " --pred " + path("pred.txt"));
+      run("evalb --per-sentence --gold " + path("gold.txt") + " --hyp " + path("pred.txt"));
   ASSERT_EQ(r.status, 0) << r.out;
   const std::vector<std::string> lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 2u + 5u + 1u + 15u) << r.out;
@@ -200,7 +200,7 @@ TEST_F(EvalbCommand, PlaceholderTagsTakeTheGoldsPunctuation) {
         "(TOP (S (NP (XX the) (XX man)) (VP (XX go))))\n");
   // All five are scored, the periods tagged XX deleted as the gold's are: 15 matched of
   // 3 + 3 + 3 + 4 + 3 = 16 gold brackets and 15 test brackets; no XX tag is a right tag.
-  CommandResult r = run("evalb --gold " + path("gold.txt") + " --pred " + path("xx.txt"));
+  CommandResult r = run("evalb --gold " + path("gold.txt") + " --hyp " + path("xx.txt"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("sentences scored = 5\nsentences with errors = 0\n"), std::string::npos)
       << r.out;
@@ -209,7 +209,7 @@ TEST_F(EvalbCommand, PlaceholderTagsTakeTheGoldsPunctuation) {
   EXPECT_EQ(r.err, "");
 
   // --gold-tags gives the same brackets and every tag right.
-  r = run("evalb --gold-tags --gold " + path("gold.txt") + " --pred " + path("xx.txt"));
+  r = run("evalb --gold-tags --gold " + path("gold.txt") + " --hyp " + path("xx.txt"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("recall = 93.75\nprecision = 100.00\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tagging accuracy = 100.00\n"), std::string::npos) << r.out;
@@ -288,7 +288,7 @@ TEST(EvalbCommandAgainstEvalb, TableAndSummariesEqualEvalbsOnParserDev) {
       testing::read_evalb_output(testing::read_file(testing::shared_data_file(dir + ".evalb.txt")));
 
   const CommandResult r = testing::run_transduce_apart("evalb --per-sentence --cutoff 40 --gold " +
-                                                       gold + " --pred " + pred);
+                                                       gold + " --hyp " + pred);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");  // EVALB scores every sentence: no warning
   const std::vector<std::string> lines = lines_of(r.out);

@@ -13,8 +13,8 @@ using testing::CommandResult;
 
 // A training-step benchmark small enough to take a second; its JSON reports the threads in use.
 constexpr const char* kSmallBench =
-    "bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 --vocab 64 "
-    "--steps 1 --batch 2 --src-len 4 --tgt-len 4 --json";
+    "bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 --vocab-size 64 "
+    "--steps 1 --batch-sentences 2 --src-len 4 --tgt-len 4 --json";
 
 int threads_reported(const std::string& args) {
   CommandResult r = testing::run_transduce_apart(args);

@@ -24,7 +24,7 @@ std::string first_line(const std::string& s) {
 }
 
 TEST(ParamsCommand, FirstLineIsThePlainCount) {
-  CommandResult r = run("params --preset base --vocab 37000");
+  CommandResult r = run("params --preset base --vocab-size 37000");
   ASSERT_EQ(r.status, 0);
   ModelConfig c = ModelConfig::preset("base");
   c.vocab_size = 37000;
@@ -32,11 +32,11 @@ TEST(ParamsCommand, FirstLineIsThePlainCount) {
 }
 
 TEST(ParamsCommand, FlagsOverrideThePreset) {
-  CommandResult r = run("params --preset base --vocab 37000 --d-k 16");
+  CommandResult r = run("params --preset base --vocab-size 37000 --d-k 16");
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(first_line(r.out), "55990784");
   // --d-model alone follows Table 3 row C: d_k = d_v = d_model / h.
-  r = run("params --preset base --vocab 37000 --d-model 256");
+  r = run("params --preset base --vocab-size 37000 --d-model 256");
   ASSERT_EQ(r.status, 0);
   ModelConfig c = ModelConfig::preset("base");
   c.vocab_size = 37000;
@@ -44,8 +44,8 @@ TEST(ParamsCommand, FlagsOverrideThePreset) {
   c.d_k = c.d_v = 32;
   EXPECT_EQ(first_line(r.out), std::to_string(c.parameter_count()));
   // Building the model and counting its tensors agrees with the formula.
-  CommandResult built = run("params --preset tiny --vocab 8000 --positions learned --build");
-  CommandResult formula = run("params --preset tiny --vocab 8000 --positions learned");
+  CommandResult built = run("params --preset tiny --vocab-size 8000 --positions learned --build");
+  CommandResult formula = run("params --preset tiny --vocab-size 8000 --positions learned");
   EXPECT_EQ(first_line(built.out), first_line(formula.out));
 }
 

@@ -46,7 +46,7 @@ class ParseCommand : public ::testing::Test {
     // A parser trained for a few updates: what matters here is the directory it makes.
     const CommandResult t = run_transduce(
         "train --trees " + dir_->trees() + " --valid-trees " + dir_->trees() + " --vocab " +
-        dir_->vocab() + " --out " + trained() +
+        dir_->vocab() + " --output " + trained() +
         " --layers 1 --d-model 32 --d-ff 64 --heads 2 --batch-tokens 3000 --max-steps 3 "
         "--log-every 1");
     train_output_ = new std::string(t.out);
@@ -67,7 +67,8 @@ std::string* ParseCommand::train_output_ = nullptr;
 
 TEST_F(ParseCommand, WordSwapsAddCopiesOfTheTrainingTrees) {
   const CommandResult r = run_transduce(
-      "train --trees " + dir_->trees() + " --vocab " + dir_->vocab() + " --out " + path("swapped") +
+      "train --trees " + dir_->trees() + " --vocab " + dir_->vocab() + " --output " +
+      path("swapped") +
       " --word-swaps 2 --word-swap-rate 0.5 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
       "--max-steps 1");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -92,7 +93,8 @@ TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
   EXPECT_EQ(settings["decoding"]["max_opens"],
             parse::max_opens_in_a_row(parse::read_normalised_trees(dir_->trees())));
   // Averaging keeps it a parser.
-  const CommandResult a = run_transduce("average --last 2 " + trained() + " --out " + path("avg"));
+  const CommandResult a =
+      run_transduce("average --last 2 -m " + trained() + " --output " + path("avg"));
   ASSERT_EQ(a.status, 0) << a.out;
   EXPECT_EQ(read_json(path("avg/parse.json")), settings);
 }
@@ -181,27 +183,29 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
       << r.out;
 
   std::ofstream(path("broken.trees")) << "((S (NP (NN a))))\n((S (NP (NN b))\n";
-  r = run_transduce("vocab --trees " + path("broken.trees") + " --size 100 --out " + path("v2"));
+  r = run_transduce("vocab --trees " + path("broken.trees") + " --vocab-size 100 --output " +
+                    path("v2"));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "transduce: error: " + path("broken.trees") +
                        ":2: unbalanced brackets: the bracket opened here is never closed\n");
   std::ofstream(path("empty.trees")) << "\n";
-  r = run_transduce("vocab --trees " + path("empty.trees") + " --size 100 --out " + path("v3"));
+  r = run_transduce("vocab --trees " + path("empty.trees") + " --vocab-size 100 --output " +
+                    path("v3"));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "transduce: error: " + path("empty.trees") + ": no tree in it (empty input)\n");
 
   const std::string model_flags = " --layers 1 --d-model 32 --d-ff 64 --heads 2 --max-steps 1";
   r = run_transduce("train --trees " + dir_->trees() + " --vocab " + translator.vocab() +
-                    " --out " + path("m1") + model_flags);
+                    " --output " + path("m1") + model_flags);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("not a parsing vocabulary (no 'XX' symbol)"), std::string::npos) << r.out;
   r = run_transduce("train --trees " + dir_->trees() + " --src a --tgt b --vocab " + dir_->vocab() +
-                    " --out " + path("m2") + model_flags);
+                    " --output " + path("m2") + model_flags);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("--src and --tgt (parallel text) or --trees (a treebank)"),
             std::string::npos)
       << r.out;
-  r = run_transduce("train --src a --tgt b --word-swaps 2 --vocab " + dir_->vocab() + " --out " +
+  r = run_transduce("train --src a --tgt b --word-swaps 2 --vocab " + dir_->vocab() + " --output " +
                     path("m3") + model_flags);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,

@@ -52,7 +52,7 @@ testing::RandomModelDir* QuantizeCommand::dir_ = nullptr;
 TEST_F(QuantizeCommand, Int8RoundTripsTheQuantizedIntegersAndTranslatesAsAtLoad) {
   SetUpSources();
   const std::string out = work() + "/int8";
-  CommandResult q = run_transduce("quantize -m " + model() + " --out " + out);
+  CommandResult q = run_transduce("quantize -m " + model() + " --output " + out);
   ASSERT_EQ(q.status, 0) << q.out;
 
   const io::SafetensorsFile source = io::load_safetensors(model() + "/model.safetensors");
@@ -99,7 +99,8 @@ TEST_F(QuantizeCommand, Int8RoundTripsTheQuantizedIntegersAndTranslatesAsAtLoad)
 TEST_F(QuantizeCommand, Bf16StoresBf16WeightsThatTranslateAsBf16AtLoad) {
   SetUpSources();
   const std::string out = work() + "/bf16";
-  CommandResult q = run_transduce("quantize -m " + model() + " --out " + out + " --type bf16");
+  CommandResult q =
+      run_transduce("quantize -m " + model() + " --output " + out + " --compute-type bf16");
   ASSERT_EQ(q.status, 0) << q.out;
   const io::SafetensorsFile quantized = io::load_safetensors(out + "/model.safetensors");
   EXPECT_EQ(quantized.metadata.at("quantization"), "bf16");
@@ -112,10 +113,10 @@ TEST_F(QuantizeCommand, Bf16StoresBf16WeightsThatTranslateAsBf16AtLoad) {
 // writes the same file, byte for byte.
 TEST_F(QuantizeCommand, QuantizesWithoutInt8InstructionsToTheSameFile) {
   const std::string here = work() + "/int8-here", avx2 = work() + "/int8-avx2";
-  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + here).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --output " + here).status, 0);
   const std::string limit = "ONEDNN_MAX_CPU_ISA=AVX2 ";
-  CommandResult q =
-      testing::run_shell(limit + TRANSDUCE_BINARY + " quantize -m " + model() + " --out " + avx2);
+  CommandResult q = testing::run_shell(limit + TRANSDUCE_BINARY + " quantize -m " + model() +
+                                       " --output " + avx2);
   ASSERT_EQ(q.status, 0) << q.out;
   auto bytes = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -139,8 +140,8 @@ TEST_F(QuantizeCommand, QuantizesWithoutInt8InstructionsToTheSameFile) {
 TEST_F(QuantizeCommand, AnFp32EmbeddingInAnInt8DirectoryIsQuantizedAtLoad) {
   SetUpSources();
   const std::string all = work() + "/int8-all", mixed = work() + "/int8-mixed";
-  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + all).status, 0);
-  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + mixed).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --output " + all).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --output " + mixed).status, 0);
   io::SafetensorsFile file = io::load_safetensors(mixed + "/model.safetensors");
   file.tensors["embedding.weight"] =
       io::load_safetensors(model() + "/model.safetensors").tensors.at("embedding.weight");
@@ -155,10 +156,10 @@ TEST_F(QuantizeCommand, AnFp32EmbeddingInAnInt8DirectoryIsQuantizedAtLoad) {
 // Files that declare int8 wrongly, each refused in one line naming the tensor.
 TEST_F(QuantizeCommand, MisdeclaredInt8TensorsAreRefusedInOneLine) {
   const std::string good = work() + "/int8-good";
-  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + good).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --output " + good).status, 0);
   const io::SafetensorsFile file = io::load_safetensors(good + "/model.safetensors");
   const std::string bad = work() + "/int8-bad";
-  ASSERT_EQ(run_transduce("quantize -m " + model() + " --out " + bad).status, 0);
+  ASSERT_EQ(run_transduce("quantize -m " + model() + " --output " + bad).status, 0);
   auto write_and_load = [&](std::map<std::string, Tensor> tensors) {
     io::save_safetensors(bad + "/model.safetensors", tensors, file.metadata);
     return run_transduce("translate -m " + bad + " < /dev/null");
@@ -184,7 +185,7 @@ TEST_F(QuantizeCommand, MisdeclaredInt8TensorsAreRefusedInOneLine) {
   stray_scale[w + "_scale"] = file.tensors.at(w + "_scale");
   expect_one_line_error(write_and_load(stray_scale), "not a parameter of this model");
 
-  expect_one_line_error(run_transduce("quantize -m " + model() + " --out " + model()),
+  expect_one_line_error(run_transduce("quantize -m " + model() + " --output " + model()),
                         "is the model directory itself");
 }
 

@@ -66,7 +66,7 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
   const std::string model = dir_ + "/model";
   CommandResult r =
       run_transduce("train " + data_flags() + " --valid-src " + dir_ + "/train.src --valid-tgt " +
-                    dir_ + "/train.tgt --vocab " + dir_ + "/vocab --out " + model + " " +
+                    dir_ + "/train.tgt --vocab " + dir_ + "/vocab --output " + model + " " +
                     model_flags() + " --max-steps 4 --save-every 2 --valid-every 2");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("step 4 | epoch 1 | loss "), std::string::npos) << r.out;
@@ -77,7 +77,7 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
     EXPECT_TRUE(fs::exists(model + "/" + f)) << f;
 
   // A second `train --out` into the same directory is refused; `--resume` goes on.
-  r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model +
+  r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
                     " --max-steps 6");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--resume"), std::string::npos) << r.out;
@@ -101,24 +101,24 @@ TEST_F(TrainCommand, TrainsSavesAndResumes) {
   EXPECT_EQ(log_text(), before);
 }
 
-// --precision bf16 trains with bf16 GEMMs and says so in the log; checkpoints are fp32
+// --compute-type bf16 trains with bf16 GEMMs and says so in the log; checkpoints are fp32
 // either way, so the run resumes in fp32 (which a later resume keeps) and in bf16 again.
 TEST_F(TrainCommand, Bf16TrainsAndResumesInEitherPrecision) {
   const std::string model = dir_ + "/model";
   const std::string resume = "train --resume " + model + " " + data_flags();
   CommandResult r =
-      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
-                    model_flags() + " --precision bf16 --max-steps 4 --save-every 2");
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
+                    " " + model_flags() + " --compute-type bf16 --max-steps 4 --save-every 2");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("; GEMMs bf16 ("), std::string::npos) << r.out;
-  EXPECT_EQ(checkpoint_states(model).back()["options"]["precision"], "bf16");
+  EXPECT_EQ(checkpoint_states(model).back()["options"]["compute_type"], "bf16");
   const struct {
     const char* flag;
     int steps;
     const char* says;
-  } stages[] = {{" --precision fp32", 6, "; GEMMs fp32 (OpenBLAS "},
+  } stages[] = {{" --compute-type fp32", 6, "; GEMMs fp32 (OpenBLAS "},
                 {"", 8, "; GEMMs fp32 (OpenBLAS "},  // the saved precision
-                {" --precision bf16", 10, "; GEMMs bf16 ("}};
+                {" --compute-type bf16", 10, "; GEMMs bf16 ("}};
   for (const auto& stage : stages) {
     r = run_transduce(resume + stage.flag + " --max-steps " + std::to_string(stage.steps));
     ASSERT_EQ(r.status, 0) << r.out;
@@ -131,8 +131,9 @@ TEST_F(TrainCommand, Bf16TrainsAndResumesInEitherPrecision) {
 }
 
 // Where oneDNN finds no bf16 dot products (ONEDNN_MAX_CPU_ISA=AVX2 lowers what it may use, as a
-// CPU without AVX512-BF16 would), --precision bf16 still trains, on the same bf16 products widened
-// to fp32 for OpenBLAS, and says so in the log. An unknown precision is refused by the option.
+// CPU without AVX512-BF16 would), --compute-type bf16 still trains, on the same bf16 products
+// widened to fp32 for OpenBLAS, and says so in the log. An unknown precision is refused by the
+// option.
 //
 // The numbers are compared on the first update's gradient over a fixed batch (Adam's first moment
 // after one update is 0.1 times it; the checkpoint holds it), not on a loss after an update: Adam's
@@ -157,8 +158,8 @@ TEST_F(TrainCommand, Bf16WithoutBf16InstructionsTrainsOnWidenedProducts) {
   const std::string model = dir_ + "/model";
   const std::string avx2 = "ONEDNN_MAX_CPU_ISA=AVX2 ";
   CommandResult r = testing::run_shell(avx2 + TRANSDUCE_BINARY + " train " + data_flags() +
-                                       " --vocab " + dir_ + "/vocab --out " + model + " " +
-                                       model_flags() + " --precision bf16 --max-steps 2");
+                                       " --vocab " + dir_ + "/vocab --output " + model + " " +
+                                       model_flags() + " --compute-type bf16 --max-steps 2");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("; GEMMs bf16 (widened to fp32 for OpenBLAS "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("saved " + model + " (step 2)"), std::string::npos) << r.out;
@@ -178,9 +179,9 @@ TEST_F(TrainCommand, Bf16WithoutBf16InstructionsTrainsOnWidenedProducts) {
     fs::remove_all(out);
     // A real layer's sizes, one batch of the whole corpus, no dropout: one fixed batch.
     r = testing::run_shell(run.env + TRANSDUCE_BINARY + " --threads 2 train " + data_flags() +
-                           " --vocab " + dir_ + "/vocab --out " + out +
+                           " --vocab " + dir_ + "/vocab --output " + out +
                            " --layers 2 --d-model 128 --d-ff 256 --heads 4 --dropout 0"
-                           " --batch-tokens 4000 --warmup 10 --max-steps 1 --precision " +
+                           " --batch-tokens 4000 --warmup 10 --max-steps 1 --compute-type " +
                            run.precision);
     ASSERT_EQ(r.status, 0) << run.name << "\n" << r.out;
     std::smatch gemms;
@@ -215,10 +216,10 @@ TEST_F(TrainCommand, Bf16WithoutBf16InstructionsTrainsOnWidenedProducts) {
               << "other order: " << fp32_order / norm << ")" << std::endl;
   }
 
-  r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model +
-                    " --precision fp16 --max-steps 2");
+  r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
+                    " --compute-type fp16 --max-steps 2");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("--precision: fp16 not in {fp32,bf16}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--compute-type: fp16 not in {fp32,bf16}"), std::string::npos) << r.out;
 }
 
 // Ctrl-C (SIGINT) or SIGTERM during training: the update in flight finishes, a checkpoint of it
@@ -237,7 +238,7 @@ TEST_F(TrainCommand, ASignalFinishesTheUpdateAndSaves) {
                         dir_ + "/train.tgt",
                         "--vocab",
                         dir_ + "/vocab",
-                        "--out",
+                        "--output",
                         model,
                         "--layers",
                         "1",
@@ -282,7 +283,7 @@ TEST_F(TrainCommand, MaxMinutesStopsAndSaveEveryMinutesSaves) {
   const std::string model = dir_ + "/model";
   // 3 seconds of training, a checkpoint every 0.6 seconds, and no step limit.
   CommandResult r = run_transduce("--threads 1 train " + data_flags() + " --vocab " + dir_ +
-                                  "/vocab --out " + model + " " + model_flags() +
+                                  "/vocab --output " + model + " " + model_flags() +
                                   " --max-minutes 0.05 --save-every-minutes 0.01 --keep 100");
   ASSERT_EQ(r.status, 0) << r.out;
   const std::vector<nlohmann::json> states = checkpoint_states(model);
@@ -309,22 +310,22 @@ TEST_F(TrainCommand, BadCorporaGetOneLineAndAFailingExit) {
     std::ofstream(dir_ + "/two.src") << "red dog\nthe cat\n";
   }
   const std::string common = " --vocab " + dir_ + "/vocab " + model_flags() + " --max-steps 2";
-  CommandResult r = run_transduce("train " + data_flags("train.src", "short.tgt") + " --out " +
+  CommandResult r = run_transduce("train " + data_flags("train.src", "short.tgt") + " --output " +
                                   dir_ + "/m1" + common);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("train.src has 300 lines but " + dir_ + "/short.tgt has 2"),
             std::string::npos)
       << r.out;
-  r = run_transduce("train " + data_flags("two.src", "bad.tgt") + " --out " + dir_ + "/m2" +
+  r = run_transduce("train " + data_flags("two.src", "bad.tgt") + " --output " + dir_ + "/m2" +
                     common);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("bad.tgt:2: invalid UTF-8"), std::string::npos) << r.out;
-  r = run_transduce("train " + data_flags("missing.src", "train.tgt") + " --out " + dir_ + "/m3" +
-                    common);
+  r = run_transduce("train " + data_flags("missing.src", "train.tgt") + " --output " + dir_ +
+                    "/m3" + common);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("missing.src"), std::string::npos) << r.out;
-  r = run_transduce("train " + data_flags() + " --out " + dir_ + "/m4 --vocab " + dir_ + "/vocab " +
-                    model_flags());
+  r = run_transduce("train " + data_flags() + " --output " + dir_ + "/m4 --vocab " + dir_ +
+                    "/vocab " + model_flags());
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
 }
@@ -351,7 +352,7 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
   const std::string model = dir_ + "/model";
   CommandResult r = run_transduce(
       "train " + data_flags() + " --valid-src " + dir_ + "/valid.src --valid-tgt " + dir_ +
-      "/valid.tgt --vocab " + dir_ + "/vocab --out " + model + " " + model_flags() +
+      "/valid.tgt --vocab " + dir_ + "/vocab --output " + model + " " + model_flags() +
       " --max-steps 12 --valid-every 4 --save-every 4 --valid-metric bleu chrf --ema-decay 0.99 "
       "--attention-window 3 "
       "--valid-output " +
@@ -414,8 +415,8 @@ TEST_F(TrainCommand, ValidatesByBleuKeepsTheBestAndTheAverage) {
 TEST_F(TrainCommand, SubwordSamplingTrainsAndResumesWithIt) {
   const std::string model = dir_ + "/model";
   CommandResult r =
-      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
-                    model_flags() + " --max-steps 4 --save-every 2 --subword-sampling 0.1");
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
+                    " " + model_flags() + " --max-steps 4 --save-every 2 --subword-sampling 0.1");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("subword sampling: each epoch segments the training pairs anew (alpha 0.1)"),
             std::string::npos)
@@ -428,13 +429,13 @@ TEST_F(TrainCommand, SubwordSamplingTrainsAndResumesWithIt) {
   EXPECT_NE(r.out.find("subword sampling: each epoch"), std::string::npos) << r.out;
 
   const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
-                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+                           model_flags() + " --max-steps 2 --output " + dir_ + "/m";
   testing::expect_one_line_error(run_transduce(base + " --subword-sampling 1"),
                                  "--subword-sampling");
   testing::expect_one_line_error(run_transduce(base + " --subword-sampling -0.5"),
                                  "--subword-sampling");
   testing::expect_one_line_error(
-      run_transduce("train --trees " + dir_ + "/t.mrg --vocab " + dir_ + "/vocab --out " + dir_ +
+      run_transduce("train --trees " + dir_ + "/t.mrg --vocab " + dir_ + "/vocab --output " + dir_ +
                     "/m --max-steps 2 --subword-sampling 0.1"),
       "does not apply to --trees");
   EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
@@ -445,8 +446,8 @@ TEST_F(TrainCommand, SubwordSamplingTrainsAndResumesWithIt) {
 TEST_F(TrainCommand, RDropLogsTheDivergenceAndResumesWithIt) {
   const std::string model = dir_ + "/model";
   CommandResult r =
-      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --out " + model + " " +
-                    model_flags() + " --max-steps 4 --save-every 2 --rdrop 2");
+      run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
+                    " " + model_flags() + " --max-steps 4 --save-every 2 --rdrop 2");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(" | kl "), std::string::npos) << r.out;
   const std::vector<nlohmann::json> states = checkpoint_states(model);
@@ -467,25 +468,25 @@ TEST_F(TrainCommand, RDropLogsTheDivergenceAndResumesWithIt) {
   EXPECT_NE(r.out.find(" | kl "), std::string::npos) << r.out;
 
   const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
-                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+                           model_flags() + " --max-steps 2 --output " + dir_ + "/m";
   testing::expect_one_line_error(run_transduce(base + " --rdrop -1"), "--rdrop");
   EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
 }
 
 TEST_F(TrainCommand, BadValidationSettingsGetOneLine) {
   const std::string base = "train " + data_flags() + " --vocab " + dir_ + "/vocab " +
-                           model_flags() + " --max-steps 2 --out " + dir_ + "/m";
+                           model_flags() + " --max-steps 2 --output " + dir_ + "/m";
   testing::expect_one_line_error(run_transduce(base + " --valid-metric meteor"), "--valid-metric");
   testing::expect_one_line_error(run_transduce(base + " --ema-decay 1"), "--ema-decay");
   testing::expect_one_line_error(run_transduce(base + " --valid-beam 0"), "--valid-beam");
   testing::expect_one_line_error(run_transduce(base + " --patience -1"), "--patience");
   EXPECT_FALSE(fs::exists(dir_ + "/m")) << "a refused run made its model directory";
   testing::expect_one_line_error(run_transduce("train " + data_flags() + " --vocab " + dir_ +
-                                               "/no-vocab --max-steps 2 --out " + dir_ + "/m"),
+                                               "/no-vocab --max-steps 2 --output " + dir_ + "/m"),
                                  "no-vocab: no spm.model");
   testing::expect_one_line_error(
       run_transduce("train --trees " + dir_ + "/t.mrg --valid-trees " + dir_ + "/v.mrg --vocab " +
-                    dir_ + "/vocab --out " + dir_ +
+                    dir_ + "/vocab --output " + dir_ +
                     "/p --max-steps 2 "
                     "--valid-metric bleu"),
       "--valid-src");

@@ -56,12 +56,12 @@ void train_copy_model(const std::string& dir_) {
   const std::vector<std::string> train = sentences(3000, 1);
   write_lines(dir_ + "/train.src", train);
   write_lines(dir_ + "/train.tgt", train);
-  CommandResult v =
-      run_transduce("vocab --input " + dir_ + "/train.src --size 45 --out " + dir_ + "/vocab");
+  CommandResult v = run_transduce("vocab --input " + dir_ + "/train.src --vocab-size 45 --output " +
+                                  dir_ + "/vocab");
   ASSERT_EQ(v.status, 0) << v.out;
   CommandResult t =
       run_transduce("train --src " + dir_ + "/train.src --tgt " + dir_ + "/train.tgt --vocab " +
-                    dir_ + "/vocab --out " + dir_ +
+                    dir_ + "/vocab --output " + dir_ +
                     "/model --layers 2 --d-model 32 --d-ff 64 --heads 4 "
                     "--dropout 0 --batch-tokens 800 --warmup 100 --lr-scale 0.5 --max-steps 3000 "
                     "--log-every 100");
@@ -242,7 +242,7 @@ TEST_F(TranslateInput, SeveralModelsTranslateAsAnEnsemble) {
 
   // Another vocabulary over the same text, of another size.
   CommandResult v = run_transduce("vocab --input " + work_ + "/train.src " + work_ +
-                                  "/train.tgt --size 50 --out " + work_ + "/vocab50");
+                                  "/train.tgt --vocab-size 50 --output " + work_ + "/vocab50");
   ASSERT_EQ(v.status, 0) << v.out;
   const std::string mismatched = work_ + "/mismatched";
   testing::write_random_model(work_ + "/vocab50", mismatched, 3);

@@ -103,7 +103,7 @@ class DataParallel : public ::testing::Test {
     return "train --src " + dir_ + "/" + src + " --tgt " + dir_ + "/train.tgt --valid-src " + dir_ +
            "/train.src --valid-tgt " + dir_ +
            "/train.tgt --layers 1 --d-model 16 --d-ff 32 --heads 2 --batch-tokens 200 "
-           "--warmup 30 --log-every 2 --valid-every 4 --save-every 4 --out " +
+           "--warmup 30 --log-every 2 --valid-every 4 --save-every 4 --output " +
            model + " --vocab " + dir_ + "/vocab ";
   }
   std::string resume(const std::string& model) const {

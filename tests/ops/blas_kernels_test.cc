@@ -36,9 +36,9 @@ TEST(BlasKernels, TheLibraryNameNamesTheKernels) {
 // or transduce had to ask for them (on CPUs newer than OpenBLAS 0.3.21); on others, others.
 TEST(BlasKernels, TheBinaryRunsAvx512KernelsOnAnAvx512Cpu) {
   const bool avx512 = ops::cpu_has_avx512();
-  const testing::CommandResult r =
-      testing::run_shell("env -u OPENBLAS_CORETYPE " + std::string(TRANSDUCE_BINARY) +
-                         " --threads 1 bench train --preset tiny --layers 1 --batch 4 --steps 1");
+  const testing::CommandResult r = testing::run_shell(
+      "env -u OPENBLAS_CORETYPE " + std::string(TRANSDUCE_BINARY) +
+      " --threads 1 bench train --preset tiny --layers 1 --batch-sentences 4 --steps 1");
   ASSERT_EQ(r.status, 0) << r.out;
   const bool avx512_kernels = r.out.find("(SkylakeX))") != std::string::npos ||
                               r.out.find("(Cooperlake))") != std::string::npos ||
@@ -56,16 +56,16 @@ TEST(BlasKernels, TheBinaryAsksForAvx512KernelsWhereOpenBlasFellBack) {
       "env -u OPENBLAS_CORETYPE ASAN_OPTIONS=${ASAN_OPTIONS:-}:verify_asan_link_order=0 "
       "LD_PRELOAD=" TRANSDUCE_UNKNOWN_CPU_OPENBLAS " " +
       std::string(TRANSDUCE_BINARY) +
-      " --threads 1 bench train --preset tiny --layers 1 --batch 4 --steps 1");
+      " --threads 1 bench train --preset tiny --layers 1 --batch-sentences 4 --steps 1");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(avx512 ? "(SkylakeX))" : "(Haswell))"), std::string::npos) << r.out;
 }
 
 // The binary keeps a kernel choice the user made, and reports the kernels it runs.
 TEST(BlasKernels, TheBinaryKeepsTheUsersChoiceAndSaysWhichKernelsRun) {
-  const testing::CommandResult r =
-      testing::run_shell("OPENBLAS_CORETYPE=Haswell " + std::string(TRANSDUCE_BINARY) +
-                         " --threads 1 bench train --preset tiny --layers 1 --batch 4 --steps 1");
+  const testing::CommandResult r = testing::run_shell(
+      "OPENBLAS_CORETYPE=Haswell " + std::string(TRANSDUCE_BINARY) +
+      " --threads 1 bench train --preset tiny --layers 1 --batch-sentences 4 --steps 1");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("GEMMs      fp32 (OpenBLAS 0.3.21 (Haswell))"), std::string::npos) << r.out;
 }

@@ -54,10 +54,10 @@ def model(tmp_path_factory, transduce_bin, data_dir):
         (root / f"train.{lang}").write_text("\n".join(lines[:3000]) + "\n", encoding="utf-8")
         val = (data_dir / f"val.{lang}").read_text(encoding="utf-8").splitlines()
         (root / f"val.{lang}").write_text("\n".join(val[:300]) + "\n", encoding="utf-8")
-    run(transduce_bin, "vocab", "--input", root / "train.en", root / "train.de", "--size", 1000,
-        "--out", root / "vocab")
+    run(transduce_bin, "vocab", "--input", root / "train.en", root / "train.de", "--vocab-size", 1000,
+        "--output", root / "vocab")
     run(transduce_bin, "--threads", 2, "train", "--src", root / "train.en", "--tgt",
-        root / "train.de", "--vocab", root / "vocab", "--out", root / "model", "--layers", 2,
+        root / "train.de", "--vocab", root / "vocab", "--output", root / "model", "--layers", 2,
         "--d-model", 64, "--d-ff", 128, "--heads", 4, "--batch-tokens", 2000, "--warmup", 200,
         "--max-steps", 400, "--log-every", 50, "--save-every", 200)
     return root

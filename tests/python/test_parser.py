@@ -23,10 +23,10 @@ def parser_dir(tmp_path_factory, transduce_bin):
     (root / "valid.trees").write_text("\n".join(trees[300:340]) + "\n", encoding="utf-8")
     words = read_lines(data / "dev.words")[:40]
     (root / "dev.words").write_text("\n".join(words) + "\n", encoding="utf-8")
-    run(transduce_bin, "vocab", "--trees", root / "train.trees", "--size", 1000, "--out",
+    run(transduce_bin, "vocab", "--trees", root / "train.trees", "--vocab-size", 1000, "--output",
         root / "vocab")
     run(transduce_bin, "--threads", 2, "train", "--trees", root / "train.trees", "--valid-trees",
-        root / "valid.trees", "--vocab", root / "vocab", "--out", root / "model", "--layers", 1,
+        root / "valid.trees", "--vocab", root / "vocab", "--output", root / "model", "--layers", 1,
         "--d-model", 64, "--d-ff", 128, "--heads", 4, "--batch-tokens", 3000, "--max-steps", 80,
         "--log-every", 20)
     return root

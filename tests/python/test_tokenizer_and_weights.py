@@ -67,8 +67,8 @@ def test_load_weights_equals_an_independent_reader(model):
 
 def test_load_weights_of_quantized_models(model, transduce_bin):
     fp32 = transduce.load_weights(str(model / "model"))
-    run(transduce_bin, "quantize", "-m", model / "model", "--type", "bf16", "--out", model / "bf16")
-    run(transduce_bin, "quantize", "-m", model / "model", "--type", "int8", "--out", model / "int8")
+    run(transduce_bin, "quantize", "-m", model / "model", "--compute-type", "bf16", "--output", model / "bf16")
+    run(transduce_bin, "quantize", "-m", model / "model", "--compute-type", "int8", "--output", model / "int8")
     bf16 = transduce.load_weights(str(model / "bf16"))
     as_bf16 = 0
     for name, array in bf16.items():

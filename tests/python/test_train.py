@@ -33,10 +33,10 @@ def data(model):
 
 
 def test_train_equals_the_command_line(model, transduce_bin, data, tmp_path):
-    run(transduce_bin, "--threads", 2, "train", *flags(data), *flags(OPTIONS), "--out",
+    run(transduce_bin, "--threads", 2, "train", *flags(data), *flags(OPTIONS), "--output",
         tmp_path / "cli")
     records = []
-    out = transduce.train(progress=records.append, out=str(tmp_path / "py"), threads=2,
+    out = transduce.train(progress=records.append, output=str(tmp_path / "py"), threads=2,
                           **data, **OPTIONS)
     assert out == str(tmp_path / "py")
     cli, ours = (transduce.load_weights(str(tmp_path / d)) for d in ("cli", "py"))
@@ -60,7 +60,7 @@ def test_resume_and_an_exception_from_the_callback(data, tmp_path):
             raise KeyboardInterrupt("enough")
 
     with pytest.raises(KeyboardInterrupt, match="enough"):
-        transduce.train(progress=stop_at_6, out=str(tmp_path / "m"), **{**data, **options})
+        transduce.train(progress=stop_at_6, output=str(tmp_path / "m"), **{**data, **options})
     # The checkpoint of step 4 was written whole; training resumes from it.
     seen = []
     transduce.train(progress=seen.append, resume=str(tmp_path / "m"), src=data["src"],
@@ -71,11 +71,27 @@ def test_resume_and_an_exception_from_the_callback(data, tmp_path):
 
 def test_bad_options_raise(data, tmp_path):
     with pytest.raises(transduce.Error, match="no_such_option|no-such-option"):
-        transduce.train(out=str(tmp_path / "a"), no_such_option=3, **data)
+        transduce.train(output=str(tmp_path / "a"), no_such_option=3, **data)
     with pytest.raises(transduce.Error, match="--vocab"):
-        transduce.train(out=str(tmp_path / "b"), src=data["src"], tgt=data["tgt"])
+        transduce.train(output=str(tmp_path / "b"), src=data["src"], tgt=data["tgt"])
     with pytest.raises(transduce.Error, match="missing.en"):
-        transduce.train(out=str(tmp_path / "c"), max_steps=2,
+        transduce.train(output=str(tmp_path / "c"), max_steps=2,
                         **dict(data, src=str(tmp_path / "missing.en")))
     with pytest.raises(TypeError):
-        transduce.train(progress=3, out=str(tmp_path / "d"), **data)
+        transduce.train(progress=3, output=str(tmp_path / "d"), **data)
+
+
+def test_a_config_file_and_keyword_arguments_over_it(data, tmp_path, capfd):
+    """Every keyword argument is train's flag of that name: config= reads a file, the keywords
+    override it, dump_config=True prints the resolved configuration (and trains nothing)."""
+    config = tmp_path / "run.yml"
+    config.write_text("lr_scale: 2\nbatch_tokens: 300\nadam_beta2: 0.99\n")
+    transduce.train(config=str(config), output=str(tmp_path / "m"), compute_type="bf16",
+                    lr_scale=3, valid_metric=["chrf", "ppl"], dump_config=True, **data)
+    out = capfd.readouterr().out
+    for line in ("lr_scale: 3.0", "batch_tokens: 300", "adam_beta2: 0.99", 'compute_type: "bf16"',
+                 'valid_metric: ["chrf", "ppl"]', f'output: "{tmp_path / "m"}"'):
+        assert line in out.splitlines(), (line, out)
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(transduce.Error, match="train: --out is now --output"):
+        transduce.train(out=str(tmp_path / "n"), **data)

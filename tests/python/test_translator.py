@@ -156,7 +156,7 @@ def test_an_ensemble_translates_as_the_command_line(model, transduce_bin, transl
     model and the average of its last two checkpoints (other weights, one vocabulary)."""
     averaged = model / "averaged-2"
     if not averaged.exists():
-        run(transduce_bin, "average", model / "model", "--last", 2, "--out", averaged)
+        run(transduce_bin, "average", "-m", model / "model", "--last", 2, "--output", averaged)
     src = read_lines(model / "val.en")[:100]
     (model / "val100.en").write_text("\n".join(src) + "\n", encoding="utf-8")
     cli = run(transduce_bin, "--threads", 2, "translate", "-m", model / "model", "-m", averaged,

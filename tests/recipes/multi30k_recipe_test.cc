@@ -1,7 +1,7 @@
 // recipes/multi30k/run end to end in its tiny setting, on synthetic text laid out as the Multi30k
 // release: every stage must leave its output and the report must parse and agree with the
-// hypotheses it names. Nothing is asserted about translation quality (docs/benchmarks.md measures
-// that on the real data).
+// hypotheses it names. Nothing is asserted about translation quality (docs/recipes/multi30k.md
+// measures that on the real data).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // recipes/ptb-parse/run end to end in its tiny setting on the Penn Treebank sample: every stage
 // must leave its output, the parser directory must decode with the settings chosen on dev, and the
 // report must agree with the parses it names. Nothing is asserted about parsing quality
-// (docs/benchmarks.md measures that with the full recipe).
+// (docs/recipes/ptb.md measures that with the full recipe).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -89,7 +89,7 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["profile"], "tiny");
   // The report's test F1 is what evalb says of the parses it names.
   const nlohmann::json test_score = nlohmann::json::parse(
-      run_shell(tx("evalb --json --gold " + (out / "data/test.trees").string() + " --pred " +
+      run_shell(tx("evalb --json --gold " + (out / "data/test.trees").string() + " --hyp " +
                    (out / "test.parsed.trees").string()),
                 false)
           .out);

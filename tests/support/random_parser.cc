@@ -18,7 +18,7 @@ RandomParserDir::RandomParserDir(const std::string& prefix, int trees, uint64_t 
   for (int i = 0; i < trees && std::getline(in, line); ++i) out << line << '\n';
   out.close();
   const CommandResult made =
-      run_transduce("vocab --trees " + this->trees() + " --size 1000 --out " + vocab());
+      run_transduce("vocab --trees " + this->trees() + " --vocab-size 1000 --output " + vocab());
   if (made.status != 0) throw std::runtime_error("transduce vocab --trees failed: " + made.out);
   write_random_model(vocab(), model(), seed);
   parse::write_parse_settings(model(), parse::ParseSettings{});

@@ -42,7 +42,7 @@ void write_toy_corpus(const std::string& dir, int pairs) {
 
 std::string make_toy_vocab(const std::string& dir) {
   const CommandResult v = run_transduce("vocab --input " + dir + "/train.src " + dir +
-                                        "/train.tgt --size 60 --out " + dir + "/vocab");
+                                        "/train.tgt --vocab-size 60 --output " + dir + "/vocab");
   return v.status == 0 ? std::string() : v.out;
 }
 

@@ -57,7 +57,7 @@ class VocabCommand : public ::testing::Test {
 TEST_F(VocabCommand, WritesTheModelAndVocabulary) {
   const std::string out = dir_ + "/new/vocab";  // created, parents included
   CommandResult r = run("--threads 2 vocab --input " + dir_ + "/train.en " + dir_ +
-                        "/train.de --size 80 --out " + out);
+                        "/train.de --vocab-size 80 --output " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(fs::exists(out + "/spm.model"));
   EXPECT_TRUE(fs::exists(out + "/spm.vocab"));
@@ -66,7 +66,8 @@ TEST_F(VocabCommand, WritesTheModelAndVocabulary) {
   EXPECT_NE(r.out.find("400 lines"), std::string::npos) << r.out;
   EXPECT_EQ(Tokenizer(out + "/spm.model").vocab_size(), 80);
 
-  r = run("vocab --input " + dir_ + "/train.en --size 48 --out " + out + " --type unigram");
+  r = run("vocab --input " + dir_ + "/train.en --vocab-size 48 --output " + out +
+          " --vocab-type unigram");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(Tokenizer(out + "/spm.model").vocab_size(), 48);
 }
@@ -75,7 +76,8 @@ TEST_F(VocabCommand, InvalidUtf8IsRefusedWithFileAndLine) {
   const std::string bad = dir_ + "/bad.de";
   std::ofstream(bad) << "ein Hund\nzwei \xFF Hunde\n";
   const std::string out = dir_ + "/v";
-  CommandResult r = run("vocab --input " + dir_ + "/train.en " + bad + " --size 80 --out " + out);
+  CommandResult r =
+      run("vocab --input " + dir_ + "/train.en " + bad + " --vocab-size 80 --output " + out);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find(bad + ":2: invalid UTF-8"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out + "/spm.model"));
@@ -83,18 +85,19 @@ TEST_F(VocabCommand, InvalidUtf8IsRefusedWithFileAndLine) {
 
 TEST_F(VocabCommand, BadRunsFailWithOneLineAndLeaveNothing) {
   const std::string out = dir_ + "/v";
-  CommandResult r = run("vocab --input " + dir_ + "/missing.txt --size 80 --out " + out);
+  CommandResult r = run("vocab --input " + dir_ + "/missing.txt --vocab-size 80 --output " + out);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find(dir_ + "/missing.txt"), std::string::npos) << r.out;
 
-  r = run("vocab --input " + dir_ + "/train.en --size 100000 --out " + out);
+  r = run("vocab --input " + dir_ + "/train.en --vocab-size 100000 --output " + out);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("smaller size"), std::string::npos) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   EXPECT_FALSE(fs::exists(out + "/spm.model"));
   EXPECT_EQ(temp_files(out), 0);
 
-  r = run("vocab --input " + dir_ + "/train.en --size 80 --out " + out + " --type wordpiece");
+  r = run("vocab --input " + dir_ + "/train.en --vocab-size 80 --output " + out +
+          " --vocab-type wordpiece");
   EXPECT_NE(r.status, 0);
 }
 

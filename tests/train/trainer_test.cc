@@ -188,7 +188,7 @@ TEST_F(TrainerResume, ResumesAcrossPrecisions) {
     Transformer saved(tiny_config());
     Adam adam(saved.parameters());
     const nlohmann::json state = load_checkpoint(*latest_checkpoint(o.out_dir), saved, adam);
-    EXPECT_EQ(state["options"]["precision"], precision_name(precision));
+    EXPECT_EQ(state["options"]["compute_type"], precision_name(precision));
     bool beyond_bf16 = false;
     for (size_t i = 0; i < model.parameters().size(); ++i) {
       const Tensor& held = model.parameters()[i]->value;
@@ -545,7 +545,7 @@ TEST(Trainer, RDropWeightIsSavedWithTheOptionsAndChecked) {
     check_train_options(o);
     ADD_FAILURE() << "a negative R-Drop weight was accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--rdrop must be a weight of 0 or more, got -1");
+    EXPECT_STREQ(e.what(), "rdrop must be at least 0, got -1.0");
   }
 }
 

@@ -135,10 +135,10 @@ def train_copy_model(transduce, work):
             f.write("\n".join(lines) + "\n")
     run = lambda *args: subprocess.run([transduce] + list(args), check=True,
                                        stdout=subprocess.DEVNULL)
-    run("vocab", "--input", os.path.join(work, "train.src"), "--size", "45",
-        "--out", os.path.join(work, "vocab"))
+    run("vocab", "--input", os.path.join(work, "train.src"), "--vocab-size", "45",
+        "--output", os.path.join(work, "vocab"))
     run("train", "--src", os.path.join(work, "train.src"), "--tgt", os.path.join(work, "train.tgt"),
-        "--vocab", os.path.join(work, "vocab"), "--out", os.path.join(work, "model"),
+        "--vocab", os.path.join(work, "vocab"), "--output", os.path.join(work, "model"),
         "--layers", "2", "--d-model", "32", "--d-ff", "64", "--heads", "4", "--dropout", "0",
         "--batch-tokens", "400", "--warmup", "100", "--lr-scale", "0.5", "--max-steps", "1500",
         "--log-every", "500")

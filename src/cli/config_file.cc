@@ -1,0 +1,136 @@
+#include "cli/config_file.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+
+namespace transduce::cli {
+
+namespace {
+
+// The keys of a file that are flags of the command line itself, not settings.
+bool reserved_key(const std::string& key) {
+  return key == "help" || key == "config" || key == "dump_config";
+}
+
+// "FILE: line N: " for a node of the file.
+std::string where(const std::string& path, const YAML::Node& node) {
+  return fmt::format("{}: line {}: ", path, node.Mark().line + 1);
+}
+
+// The words a value stands for on the command line.
+std::vector<std::string> value_words(const std::string& at, const std::string& key,
+                                     const YAML::Node& value) {
+  if (value.IsScalar()) return {value.Scalar()};
+  if (value.IsSequence()) {
+    std::vector<std::string> words;
+    for (const YAML::Node& item : value) {
+      if (!item.IsScalar())
+        fail("{}{}: a list of single values was expected, not of {}", at, key,
+             item.IsMap() ? "mappings" : "lists");
+      words.push_back(item.Scalar());
+    }
+    if (words.empty()) fail("{}{}: an empty list sets nothing: leave the key out", at, key);
+    return words;
+  }
+  if (value.IsMap()) fail("{}{}: a value was expected, not a mapping", at, key);
+  fail("{}{}: the key has no value", at, key);
+}
+
+// Numbers and booleans as they are, strings quoted (so that "null", "true" or "" read back as the
+// strings they are).
+void emit_scalar(YAML::Emitter& out, const nlohmann::json& v) {
+  if (v.is_string())
+    out << YAML::DoubleQuoted << v.get<std::string>();
+  else
+    out << v.dump();
+}
+
+}  // namespace
+
+void add_config_flags(CLI::App& cmd, ConfigFlags& into) {
+  cmd.add_option("--config", into.path,
+                 "read options from this YAML file (keys: the flags without '--', '_' for '-'); "
+                 "flags on the command line override it");
+  cmd.add_flag("--dump-config", into.dump,
+               "print the resolved configuration as YAML (a --config file) and exit");
+}
+
+std::string config_key(const std::string& flag) {
+  std::string key = flag.substr(flag.find_first_not_of('-'));
+  for (char& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+void apply_config_file(CLI::App& cmd, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail("{}: cannot read the configuration file", path);
+  } catch (const YAML::ParserException& e) {
+    fail("{}: line {}: not YAML: {}", path, e.mark.line + 1, e.msg);
+  }
+  if (root.IsNull()) return;  // an empty file sets nothing
+  if (!root.IsMap())
+    fail("{}: a configuration file is a mapping of keys to values (`batch_tokens: 4000`)", path);
+  for (const auto& item : root) {
+    const std::string at = where(path, item.first);
+    if (!item.first.IsScalar()) fail("{}a key must be a name", at);
+    const std::string key = item.first.Scalar();
+    if (key.find('-') != std::string::npos)
+      fail("{}{}: keys write '_' for the flags' '-': {}", at, key, config_key(key));
+    std::string flag = "--" + key;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    CLI::Option* opt = reserved_key(key) ? nullptr : cmd.get_option_no_throw(flag);
+    if (opt == nullptr)
+      fail("{}{}: unknown key: `transduce {}` has no {}", at, key, cmd.get_name(), flag);
+    if (opt->count() > 0) continue;  // the command line gave it
+    std::vector<std::string> words = value_words(at, key, item.second);
+    if (is_switch(*opt)) {
+      // A switch: true sets it, false leaves it off.
+      if (words.size() != 1 || (words[0] != "true" && words[0] != "false"))
+        fail("{}{}: true or false was expected, got {}", at, key, fmt::join(words, " "));
+      if (words[0] == "false") continue;
+    } else if (opt->get_expected_max() == 1 && words.size() > 1) {
+      fail("{}{}: one value was expected, got a list of {}", at, key, words.size());
+    }
+    try {
+      opt->add_result(std::move(words));
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      fail("{}{}: {}", at, key, e.what());
+    } catch (const Error& e) {
+      fail("{}{}: {}", at, key, e.what());
+    }
+  }
+}
+
+std::string config_text(const std::vector<ConfigEntry>& entries) {
+  std::string text;
+  for (const auto& [key, value] : entries) {
+    if (!value) {
+      text += fmt::format("# {}: (not set)\n", key);
+      continue;
+    }
+    YAML::Emitter line;
+    line << YAML::BeginMap << YAML::Key << key << YAML::Value;
+    if (value->is_array()) {
+      line << YAML::Flow << YAML::BeginSeq;
+      for (const nlohmann::json& v : *value) emit_scalar(line, v);
+      line << YAML::EndSeq;
+    } else {
+      emit_scalar(line, *value);
+    }
+    line << YAML::EndMap;
+    text += line.c_str();
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace transduce::cli
