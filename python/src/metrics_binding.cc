@@ -30,24 +30,10 @@ struct ChrfResult {
 
 // Hypotheses and reference streams as `transduce score` reads them from files: trailing
 // whitespace stripped. `refs` is one stream (a list of str) or several (a list of lists).
-struct Segments {
-  std::vector<std::string> hyps;
-  metrics::ReferenceStreams refs;
-};
-
-Segments segments(const std::vector<std::string>& hyps, const py::sequence& refs) {
-  Segments s;
-  for (const std::string& h : hyps) s.hyps.emplace_back(metrics::rstrip_whitespace(h));
-  if (s.hyps.empty()) fail("no hypotheses to score");
-  if (py::len(refs) > 0 && py::isinstance<py::str>(refs[0])) {
-    s.refs.push_back(refs.cast<std::vector<std::string>>());
-  } else {
-    s.refs = refs.cast<metrics::ReferenceStreams>();
-  }
-  for (auto& stream : s.refs)
-    for (std::string& line : stream) line.resize(metrics::rstrip_whitespace(line).size());
-  metrics::check_streams(s.refs, s.hyps.size());
-  return s;
+metrics::ScoredText segments(const std::vector<std::string>& hyps, const py::sequence& refs) {
+  if (py::len(refs) > 0 && py::isinstance<py::str>(refs[0]))
+    return metrics::scored_text(hyps, {refs.cast<std::vector<std::string>>()});
+  return metrics::scored_text(hyps, refs.cast<metrics::ReferenceStreams>());
 }
 
 }  // namespace
@@ -84,7 +70,7 @@ void register_metrics(py::module_& m) {
       "bleu",
       [](const std::vector<std::string>& hyps, const py::sequence& refs, bool lowercase,
          const std::string& tokenize) {
-        const Segments s = segments(hyps, refs);
+        const metrics::ScoredText s = segments(hyps, refs);
         metrics::BleuOptions options;
         options.lowercase = lowercase;
         options.tokenizer = metrics::tokenizer_from_name(tokenize);
@@ -102,7 +88,7 @@ void register_metrics(py::module_& m) {
   m.def(
       "chrf",
       [](const std::vector<std::string>& hyps, const py::sequence& refs, bool lowercase) {
-        const Segments s = segments(hyps, refs);
+        const metrics::ScoredText s = segments(hyps, refs);
         metrics::ChrfOptions options;
         options.lowercase = lowercase;
         const metrics::Chrf chrf(options);

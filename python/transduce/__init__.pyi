@@ -227,8 +227,9 @@ def load_weights(path: str) -> dict[str, npt.NDArray[Any]]:
 
 def train(progress: Callable[[dict[str, Any]], object] | None = None, **options: Any) -> str:
     """Runs `transduce train` with `options` as its flags (output="m" is --output m, valid_metric=
-    ["bleu", "ppl"] is --valid-metric bleu ppl, True a flag, None or False left out); returns
-    the model directory. `progress` gets each record train_log.jsonl gets, as a dict; an
+    ["bleu", "ppl"] is --valid-metric bleu ppl, True a flag, None or False left out; config=
+    "run.yml" reads a configuration file the other keywords override); returns the model
+    directory. `progress` gets each record train_log.jsonl gets, as a dict; an
     exception it raises ends training (the checkpoints written before stay whole)."""
 
 def set_threads(n: int) -> int:

@@ -1,5 +1,7 @@
 #include "cli/config_file.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
@@ -59,7 +61,8 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& into) {
 }
 
 std::string config_key(const std::string& flag) {
-  std::string key = flag.substr(flag.find_first_not_of('-'));
+  const size_t start = flag.find_first_not_of('-');
+  std::string key = start == std::string::npos ? std::string() : flag.substr(start);
   for (char& c : key)
     if (c == '-') c = '_';
   return key;
@@ -81,8 +84,11 @@ void apply_config_file(CLI::App& cmd, const std::string& path) {
     const std::string at = where(path, item.first);
     if (!item.first.IsScalar()) fail("{}a key must be a name", at);
     const std::string key = item.first.Scalar();
-    if (key.find('-') != std::string::npos)
-      fail("{}{}: keys write '_' for the flags' '-': {}", at, key, config_key(key));
+    if (key.find('-') != std::string::npos) {
+      std::string underscored = key;
+      std::replace(underscored.begin(), underscored.end(), '-', '_');
+      fail("{}{}: keys write '_' for the flags' '-': {}", at, key, underscored);
+    }
     std::string flag = "--" + key;
     for (char& c : flag)
       if (c == '_') c = '-';

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "metrics/tokenize.h"
 
 namespace transduce::metrics {
 
@@ -34,6 +35,17 @@ void check_streams(const ReferenceStreams& refs, size_t segments) {
   for (size_t r = 0; r < refs.size(); ++r)
     if (refs[r].size() != segments)
       fail("{} hypotheses but reference stream {} has {} lines", segments, r + 1, refs[r].size());
+}
+
+ScoredText scored_text(const std::vector<std::string>& hyps, ReferenceStreams refs) {
+  ScoredText s;
+  for (const std::string& h : hyps) s.hyps.emplace_back(rstrip_whitespace(h));
+  if (s.hyps.empty()) fail("no hypotheses to score");
+  s.refs = std::move(refs);
+  for (auto& stream : s.refs)
+    for (std::string& line : stream) line.resize(rstrip_whitespace(line).size());
+  check_streams(s.refs, s.hyps.size());
+  return s;
 }
 
 }  // namespace transduce::metrics

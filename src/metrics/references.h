@@ -27,4 +27,12 @@ std::string nrefs_label(const ReferenceStreams& refs, size_t segments);
 // Fails unless there is at least one stream and every stream has `segments` lines.
 void check_streams(const ReferenceStreams& refs, size_t segments);
 
+// Hypotheses and references given as text (not files) as `transduce score` reads files: trailing
+// whitespace stripped, at least one hypothesis, and the streams checked against them.
+struct ScoredText {
+  std::vector<std::string> hyps;
+  ReferenceStreams refs;
+};
+ScoredText scored_text(const std::vector<std::string>& hyps, ReferenceStreams refs);
+
 }  // namespace transduce::metrics

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/json_number.h"
+#include "text/utf8.h"
 
 namespace transduce {
 
@@ -28,6 +29,11 @@ Ref<T> field(T TrainOptions::*member) {
 template <typename T>
 Ref<T> adam_field(T AdamOptions::*member) {
   return [member](TrainOptions& o) -> T& { return o.adam.*member; };
+}
+
+// A value as a message quotes it (bytes that are not UTF-8 shown as U+FFFD, not thrown on).
+std::string shown(const nlohmann::json& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 template <typename T>
@@ -80,9 +86,9 @@ Spec number(std::string key, std::string help, Ref<T> ref, const Range& range = 
     const std::optional<T> x = json_number<T>(v);
     if (!x)
       fail("must be an integer within [{}, {}], got {}", std::numeric_limits<T>::min(),
-           std::numeric_limits<T>::max(), v.dump());
+           std::numeric_limits<T>::max(), shown(v));
     if (const std::optional<std::string> problem = s.range_problem(static_cast<double>(*x)))
-      fail("{}, got {}", *problem, v.dump());
+      fail("{}, got {}", *problem, shown(v));
     ref(o) = *x;
   };
   return s;
@@ -92,7 +98,9 @@ Spec text(std::string key, std::string help, Ref<std::string> ref) {
   Spec s = base(std::move(key), std::move(help), Kind::kText);
   s.get = [ref](const TrainOptions& o) { return nlohmann::json(at(ref, o)); };
   s.set = [ref](const nlohmann::json& v, TrainOptions& o) {
-    if (!v.is_string()) fail("must be a string, got {}", v.dump());
+    if (!v.is_string()) fail("must be a string, got {}", shown(v));
+    // Written into state.json with the options: JSON strings are UTF-8.
+    if (!valid_utf8(v.get_ref<const std::string&>())) fail("must be UTF-8 text, got {}", shown(v));
     ref(o) = v.get<std::string>();
   };
   return s;
@@ -119,7 +127,7 @@ Spec choice(std::string key, std::string help, Ref<E> ref, std::vector<std::stri
   };
   s.set = [ref, names, from_name](const nlohmann::json& v, TrainOptions& o) {
     const std::optional<E> e = v.is_string() ? from_name(v.get<std::string>()) : std::optional<E>{};
-    if (!e) fail("must be {}, got {}", quoted_list(names, "or"), v.dump());
+    if (!e) fail("must be {}, got {}", quoted_list(names, "or"), shown(v));
     ref(o) = *e;
   };
   return s;
@@ -149,7 +157,7 @@ Spec metrics(std::string key, std::string help) {
       metrics.push_back(*metric);
     }
     if (metrics.empty() || metrics.size() != v.size())
-      fail("must be a list of {}, got {}", quoted_list(choices, "and"), v.dump());
+      fail("must be a list of {}, got {}", quoted_list(choices, "and"), shown(v));
     o.valid_metrics = std::move(metrics);
   };
   return s;

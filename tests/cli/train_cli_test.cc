@@ -218,8 +218,7 @@ TEST_F(TrainCommand, Bf16WithoutBf16InstructionsTrainsOnWidenedProducts) {
 
   r = run_transduce("train " + data_flags() + " --vocab " + dir_ + "/vocab --output " + model +
                     " --compute-type fp16 --max-steps 2");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("--compute-type: fp16 not in {fp32,bf16}"), std::string::npos) << r.out;
+  testing::expect_one_line_error(r, "--compute-type must be \"fp32\" or \"bf16\", got \"fp16\"");
 }
 
 // Ctrl-C (SIGINT) or SIGTERM during training: the update in flight finishes, a checkpoint of it

@@ -194,6 +194,11 @@ TEST_F(TrainConfig, BadFilesAreRefusedInOneLine) {
       {"config: other.yml\n", "config: unknown key"},
       {"- batch_tokens\n", "a configuration file is a mapping of keys to values"},
       {"a: [\n", "not YAML"},
+      // Found by fuzz/config_file_fuzz.cc: a key of dashes alone threw std::out_of_range; bytes
+      // that are not UTF-8 threw nlohmann's type_error out of the message that quotes them.
+      {"-: 1\n", "line 1: -: keys write '_' for the flags' '-': _"},
+      {"valid_metric: [b\xff]\n", "valid_metric: --valid-metric must be a list of"},
+      {"valid_output: \"v\xff\"\n", "valid_output: --valid-output must be UTF-8 text"},
   };
   for (const auto& c : cases) {
     const std::string path = dir_ + "/bad.yml";

@@ -29,7 +29,8 @@ class CheckDocs(unittest.TestCase):
             "Train with `transduce train --src a --tgt b -o m --max-steps 5`:\n\n"
             "```\ntransduce --threads 2 bench train --batch-sentences 8 \\\n    --json\n"
             "transduce translate -m m < in.txt | transduce score --ref ref.txt\n```\n"
-            "See [the page](real.md#section), ![a figure](real.md) and [a site](https://x.org).\n")
+            "See [the page](real.md#section), ![a figure](real.md) and [a site](https://x.org).\n"
+            "```yaml\nbatch_tokens: 4000\nvalid_metric: [bleu, ppl]\n```\n")
         self.assertEqual(code, 0, out)
 
     def test_each_problem_is_reported(self):
@@ -40,13 +41,17 @@ class CheckDocs(unittest.TestCase):
             "  --output v\n"                                         # 4
             "transduce translate -m m --max-steps 2\n"               # 5: another command's
             "```\n"                                                  # 6
-            "[gone](missing.md) and ![img](pics/none.svg)\n")        # 7: broken link, image
+            "[gone](missing.md) and ![img](pics/none.svg)\n"        # 7: broken link, image
+            "```yaml\n"                                             # 8: a bad configuration
+            "batch_tokens: 4000\nbatch-size: 3\n```\n")
         self.assertEqual(code, 1, out)
         for expected in ("page.md:1: `transduce train` has no --made-up-flag",
                          "page.md:3: `transduce vocab` has no --size",
                          "page.md:5: `transduce translate` has no --max-steps",
                          "page.md:7: the link missing.md names no file",
-                         "page.md:7: the link pics/none.svg names no file"):
+                         "page.md:7: the link pics/none.svg names no file",
+                         "page.md:8: the configuration file is refused: transduce: error: FILE: "
+                         "line 2: batch-size: keys write '_' for the flags' '-'"):
             self.assertIn(expected, out)
 
 
