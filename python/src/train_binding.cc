@@ -13,6 +13,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/option_names.h"
 #include "train/train_log_file.h"
 #include "train/trainer.h"
 
@@ -25,9 +26,7 @@ namespace {
 // A keyword argument as command-line words: None and False leave the option out, True is a flag,
 // a list or tuple gives one word per item.
 void append_option(std::vector<std::string>& args, const std::string& key, const py::handle& v) {
-  std::string name = "--" + key;
-  for (char& c : name)
-    if (c == '_') c = '-';
+  const std::string name = flag_of_key(key);
   if (v.is_none() || (py::isinstance<py::bool_>(v) && !v.cast<bool>())) return;
   args.push_back(name);
   if (py::isinstance<py::bool_>(v)) return;

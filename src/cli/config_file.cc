@@ -7,15 +7,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "core/option_names.h"
 
 namespace transduce::cli {
 
 namespace {
-
-// The keys of a file that are flags of the command line itself, not settings.
-bool reserved_key(const std::string& key) {
-  return key == "help" || key == "config" || key == "dump_config";
-}
 
 // "FILE: line N: " for a node of the file.
 std::string where(const std::string& path, const YAML::Node& node) {
@@ -52,20 +48,16 @@ void emit_scalar(YAML::Emitter& out, const nlohmann::json& v) {
 
 }  // namespace
 
+bool reserved_key(const std::string& key) {
+  return key == "help" || key == "config" || key == "dump_config";
+}
+
 void add_config_flags(CLI::App& cmd, ConfigFlags& into) {
   cmd.add_option("--config", into.path,
                  "read options from this YAML file (keys: the flags without '--', '_' for '-'); "
                  "flags on the command line override it");
   cmd.add_flag("--dump-config", into.dump,
                "print the resolved configuration as YAML (a --config file) and exit");
-}
-
-std::string config_key(const std::string& flag) {
-  const size_t start = flag.find_first_not_of('-');
-  std::string key = start == std::string::npos ? std::string() : flag.substr(start);
-  for (char& c : key)
-    if (c == '-') c = '_';
-  return key;
 }
 
 void apply_config_file(CLI::App& cmd, const std::string& path) {
@@ -89,9 +81,7 @@ void apply_config_file(CLI::App& cmd, const std::string& path) {
       std::replace(underscored.begin(), underscored.end(), '-', '_');
       fail("{}{}: keys write '_' for the flags' '-': {}", at, key, underscored);
     }
-    std::string flag = "--" + key;
-    for (char& c : flag)
-      if (c == '_') c = '-';
+    const std::string flag = flag_of_key(key);
     CLI::Option* opt = reserved_key(key) ? nullptr : cmd.get_option_no_throw(flag);
     if (opt == nullptr)
       fail("{}{}: unknown key: `transduce {}` has no {}", at, key, cmd.get_name(), flag);

@@ -28,8 +28,9 @@ inline bool is_switch(const CLI::Option& opt) {
   return opt.get_expected_max() == 0;
 }
 
-// The configuration key of a long flag: "--batch-tokens" -> "batch_tokens".
-std::string config_key(const std::string& flag);
+// Whether a key names a flag of the command line itself (--config, --dump-config, --help), which
+// no configuration file sets or lists.
+bool reserved_key(const std::string& key);
 
 // Gives the options of `cmd` that the command line left out the values the file at `path` sets,
 // checked as the flags' own values are. Fails with one line naming the file and the key for a

@@ -19,6 +19,8 @@
 #include "cli/model_flags.h"
 #include "cli/train_option_flags.h"
 #include "core/error.h"
+#include "core/option_names.h"
+#include "core/shortest_float.h"
 #include "core/threads.h"
 #include "dist/gradient_sync.h"
 #include "dist/launch.h"
@@ -261,14 +263,14 @@ std::vector<ConfigEntry> config_entries(const TrainFlags& f, const TrainOptions&
   model_values["tgt_word_dropout"] = model.tgt_word_dropout;
   std::vector<ConfigEntry> entries;
   for (const CLI::Option* opt : f.cmd->get_options()) {
-    const std::string key = config_key(opt->get_name());
-    if (key == "help" || key == "config" || key == "dump_config") continue;
+    const std::string key = key_of_flag(opt->get_name());
+    if (reserved_key(key)) continue;
     if (const TrainOptionSpec* spec = find_train_option(key)) {
       entries.emplace_back(key, spec->get(options));
     } else if (model_values.contains(key)) {
       nlohmann::json v = model_values[key];
       // Shortest text of the float the model holds: 0.1, not 0.10000000149011612.
-      if (v.is_number_float()) v = std::stod(fmt::format("{}", v.get<float>()));
+      if (v.is_number_float()) v = shortest_float(v.get<float>());
       entries.emplace_back(key, v);
     } else if (is_switch(*opt)) {
       entries.emplace_back(key, opt->count() > 0);  // a switch

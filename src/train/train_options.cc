@@ -8,6 +8,8 @@
 
 #include "core/error.h"
 #include "core/json_number.h"
+#include "core/option_names.h"
+#include "core/shortest_float.h"
 #include "text/utf8.h"
 
 namespace transduce {
@@ -77,8 +79,7 @@ Spec number(std::string key, std::string help, Ref<T> ref, const Range& range = 
                 std::is_floating_point_v<T> ? Kind::kReal : Kind::kInteger, range);
   s.get = [ref](const TrainOptions& o) {
     const T x = at(ref, o);
-    // A float as its shortest text reads (0.6, not 0.6000000238418579): the same float back.
-    if constexpr (std::is_same_v<T, float>) return nlohmann::json(std::stod(fmt::format("{}", x)));
+    if constexpr (std::is_same_v<T, float>) return nlohmann::json(shortest_float(x));
     return nlohmann::json(x);
   };
   s.set = [ref, s](const nlohmann::json& v, TrainOptions& o) {
@@ -251,10 +252,7 @@ std::string number_text(double v) {
 }  // namespace
 
 std::string TrainOptionSpec::flag() const {
-  std::string f = "--" + key;
-  for (char& c : f)
-    if (c == '_') c = '-';
-  return f;
+  return flag_of_key(key);
 }
 
 std::optional<std::string> TrainOptionSpec::range_problem(double v) const {

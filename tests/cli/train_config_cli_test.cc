@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/shortest_float.h"
 #include "support/file_text.h"
 #include "support/run_command.h"
 #include "support/toy_corpus.h"
@@ -40,7 +41,7 @@ nlohmann::json changed_value(const TrainOptionSpec& spec, const std::string& dir
       double v = def.get<double>() + 0.25;
       if (spec.range_problem(v)) v = (def.get<double>() + *spec.max) / 2;
       EXPECT_FALSE(spec.range_problem(v)) << spec.key;
-      return std::stod(fmt::format("{}", static_cast<float>(v)));  // as a float option holds it
+      return shortest_float(static_cast<float>(v));  // as a float option holds it
     }
     case Kind::kChoice: {
       const auto it = std::find(spec.choices.begin(), spec.choices.end(), def.get<std::string>());
