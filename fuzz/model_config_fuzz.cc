@@ -1,4 +1,4 @@
-// read_model_config (src/train/checkpoint.h) on any MODEL_DIR/config.json, and what a loader does
+// read_model_config (src/io/model_dir.h) on any MODEL_DIR/config.json, and what a loader does
 // with the config it returns (its parameter count). A malformed or out-of-range config must be a
 // transduce::Error naming the file.
 #include <cstddef>
@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "fuzz_support.h"
+#include "io/model_dir.h"
 #include "model/config.h"
-#include "train/checkpoint.h"
 
 using namespace transduce;
 
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dir.write("config.json", fuzz::as_text(data, size));
   ModelConfig c;
   try {
-    c = read_model_config(dir.path());
+    c = io::read_model_config(dir.path());
   } catch (const Error&) {
     return 0;
   }

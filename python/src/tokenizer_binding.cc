@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "core/error.h"
+#include "io/model_dir.h"
 #include "text/tokenizer.h"
 
 namespace py = pybind11;
@@ -17,7 +18,8 @@ namespace {
 
 // A vocabulary or model directory holds spm.model; a path to a .model file is taken as is.
 std::string spm_path(const std::string& path) {
-  if (std::filesystem::is_directory(path)) return (std::filesystem::path(path) / "spm.model");
+  if (std::filesystem::is_directory(path))
+    return (std::filesystem::path(path) / io::kVocabularyFile);
   return path;
 }
 

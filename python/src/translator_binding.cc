@@ -23,7 +23,7 @@
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
 #include "model/precision.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace py = pybind11;
 

@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "io/model_dir.h"
 #include "io/safetensors.h"
 
 namespace py = pybind11;
@@ -65,9 +66,8 @@ void register_weights(py::module_& m) {
   m.def(
       "load_weights",
       [](const std::string& path) {
-        const std::string file = std::filesystem::is_directory(path)
-                                     ? (std::filesystem::path(path) / "model.safetensors").string()
-                                     : path;
+        const std::string file =
+            std::filesystem::is_directory(path) ? io::model_file(path, io::kWeightsFile) : path;
         io::SafetensorsFile st;
         {
           py::gil_scoped_release release;

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threads.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::bench {
 

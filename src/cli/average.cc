@@ -11,9 +11,11 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_average.h"
 
 namespace transduce::cli {
 namespace {
@@ -67,25 +69,27 @@ void run_average(const AverageFlags& f) {
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) fail("{}: cannot create the directory", f.out_dir);
 
-  const std::string weights = (out / "model.safetensors").string();
+  const std::string weights = (out / io::kWeightsFile).string();
   average_checkpoints(chosen, weights);
 
   // The averaged weights with the config and vocabulary make a model directory of their own.
-  const fs::path config_src = source ? *source / "config.json" : fs::path();
+  const fs::path config_src = source ? *source / io::kConfigFile : fs::path();
   if (source && fs::is_regular_file(config_src, ec)) {
-    io::copy_file_atomically(config_src.string(), (out / "config.json").string());
+    io::copy_file_atomically(config_src.string(), (out / io::kConfigFile).string());
   } else {
     const std::string avg = weights;
-    write_model_config(f.out_dir, io::config_from_metadata(io::load_safetensors(avg), avg));
+    io::write_model_config(f.out_dir, io::config_from_metadata(io::load_safetensors(avg), avg));
   }
   bool copied_vocab = false;
-  if (source && fs::is_regular_file(*source / "spm.model", ec)) {
-    io::copy_file_atomically((*source / "spm.model").string(), (out / "spm.model").string());
+  if (source && fs::is_regular_file(*source / io::kVocabularyFile, ec)) {
+    io::copy_file_atomically((*source / io::kVocabularyFile).string(),
+                             (out / io::kVocabularyFile).string());
     copied_vocab = true;
   }
   // A parser's linearisation and decoding defaults go with it.
-  if (source && fs::is_regular_file(*source / "parse.json", ec))
-    io::copy_file_atomically((*source / "parse.json").string(), (out / "parse.json").string());
+  if (source && fs::is_regular_file(*source / io::kParseSettingsFile, ec))
+    io::copy_file_atomically((*source / io::kParseSettingsFile).string(),
+                             (out / io::kParseSettingsFile).string());
 
   fmt::print("averaged {} checkpoint{} into {}:\n", chosen.size(), chosen.size() == 1 ? "" : "s",
              weights);

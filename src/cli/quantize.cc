@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "decode/loaded_model.h"
 #include "io/atomic_file.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 
 namespace transduce::cli {
@@ -36,10 +37,10 @@ void run_quantize(const QuantizeFlags& f) {
 
   std::map<std::string, std::string> metadata;
   if (loaded.step() >= 0) metadata["step"] = std::to_string(loaded.step());
-  const std::string weights = (out / "model.safetensors").string();
+  const std::string weights = (out / io::kWeightsFile).string();
   const int converted = io::save_quantized(loaded.model(), weights, type, metadata);
   const fs::path source(f.model_dir);
-  for (const char* name : {"config.json", "spm.model", "parse.json"})
+  for (const char* name : {io::kConfigFile, io::kVocabularyFile, io::kParseSettingsFile})
     if (fs::is_regular_file(source / name, ec))
       io::copy_file_atomically((source / name).string(), (out / name).string());
 

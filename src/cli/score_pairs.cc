@@ -15,7 +15,7 @@
 #include "decode/loaded_model.h"
 #include "io/atomic_file.h"
 #include "text/corpus.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::cli {
 

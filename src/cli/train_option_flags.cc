@@ -54,10 +54,6 @@ void set(const TrainOptionSpec& spec, const nlohmann::json& v, TrainOptions& int
   }
 }
 
-bool word_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
 // The help line: what the option does, and its range.
 std::string help_text(const TrainOptionSpec& spec) {
   const std::string range = spec.range_text();
@@ -104,33 +100,6 @@ void add_train_option_flags(CLI::App& cmd, TrainOptions& into) {
       opt->type_name("FLOAT");
     }
   }
-}
-
-void check_train_options_as_flags(const TrainOptions& options) {
-  try {
-    check_train_options(options);
-  } catch (const Error& e) {
-    // The library names its settings (max_steps); say them as the flags they are here.
-    std::string message = e.what();
-    for (const TrainOptionSpec& spec : train_option_specs()) {
-      const std::string flag = spec.flag();
-      for (size_t at = message.find(spec.key); at != std::string::npos;
-           at = message.find(spec.key, at + flag.size())) {
-        const size_t end = at + spec.key.size();
-        if ((at > 0 && (word_char(message[at - 1]) || message[at - 1] == '-')) ||
-            (end < message.size() && word_char(message[end])))
-          continue;
-        message.replace(at, spec.key.size(), flag);
-      }
-    }
-    fail("{}", message);
-  }
-}
-
-void apply_given_train_options(const CLI::App& cmd, const TrainOptions& given,
-                               TrainOptions& options) {
-  for (const TrainOptionSpec& spec : train_option_specs())
-    if (cmd.get_option(spec.flag())->count() > 0) spec.set(spec.get(given), options);
 }
 
 }  // namespace transduce::cli

@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "model/attention_recorder.h"
+#include "text/special_ids.h"
 #include "text/tokenizer.h"
-#include "train/example.h"
 
 namespace transduce {
 

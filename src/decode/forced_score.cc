@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "decode/search.h"
 #include "ops/ops.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
-#include "train/checkpoint.h"
 
 namespace transduce {
 
@@ -12,9 +12,9 @@ namespace fs = std::filesystem;
 
 LoadedModel::LoadedModel(const std::string& dir, std::optional<Precision> compute)
     : dir_(dir),
-      model_(std::make_unique<Transformer>(read_model_config(dir))),
-      tokenizer_((fs::path(dir) / "spm.model").string()) {
-  const std::string weights = (fs::path(dir) / "model.safetensors").string();
+      model_(std::make_unique<Transformer>(io::read_model_config(dir))),
+      tokenizer_(io::model_file(dir, io::kVocabularyFile)) {
+  const std::string weights = io::model_file(dir, io::kWeightsFile);
   const io::SafetensorsFile file = io::load_safetensors(weights);
   io::load_weights(*model_, file, weights);
   // The model's own type: int8 where the file held int8 weights, else what the metadata says.

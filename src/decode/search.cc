@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "ops/ops.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 

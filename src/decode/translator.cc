@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 

@@ -6,11 +6,10 @@
 
 #include <atomic>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/error.h"
+#include "io/directory.h"
 
 namespace transduce::io {
 namespace {
@@ -26,21 +25,13 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Makes the rename durable. Filesystems that cannot fsync a directory (EINVAL) are tolerated:
-// the file itself is already in place and synced.
-void sync_directory(const std::string& path) {
-  const std::string dir = directory_of(path);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    fail("{}: written, but cannot open its directory {} to sync it: {}", path, dir,
-         errno_message(e));
+// Makes the rename durable.
+void sync_directory_of(const std::string& path) {
+  try {
+    sync_directory(directory_of(path));
+  } catch (const Error& e) {
+    fail("{}: written, but {}", path, e.what());
   }
-  const int rc = ::fsync(fd);
-  const int e = errno;
-  ::close(fd);
-  if (rc != 0 && e != EINVAL && e != ENOTSUP)
-    fail("{}: written, but syncing its directory {} failed: {}", path, dir, errno_message(e));
 }
 
 }  // namespace
@@ -100,7 +91,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     const int e = errno;
     abandon(fmt::format("renaming {} over it", tmp), e);
   }
-  sync_directory(path);
+  sync_directory_of(path);
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
@@ -110,12 +101,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
 }
 
 void copy_file_atomically(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in) fail("{}: cannot read", from);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) fail("{}: reading failed", from);
-  write_file_atomically(to, s.str());
+  write_file_atomically(to, read_whole_file(from, "the file to copy"));
 }
 
 }  // namespace transduce::io

@@ -60,6 +60,40 @@ void load_weights(Transformer& model, const SafetensorsFile& file, const std::st
       if (!used.count(name)) fail("{}: tensor '{}' is not a parameter of this model", path, name);
 }
 
+TensorShapes shapes_of(const ParamList& params) {
+  TensorShapes shapes;
+  for (const Param* p : params) shapes.emplace_back(p->name, p->value.shape());
+  return shapes;
+}
+
+TensorShapes shapes_of(const std::map<std::string, Tensor>& tensors) {
+  TensorShapes shapes;
+  for (const auto& [name, t] : tensors) shapes.emplace_back(name, t.shape());
+  return shapes;
+}
+
+void expect_tensors(const std::map<std::string, Tensor>& tensors, const TensorShapes& wanted,
+                    const std::string& path, std::initializer_list<std::string_view> prefixes,
+                    bool exact) {
+  std::set<std::string> expected;
+  for (const auto& [name, shape] : wanted) {
+    for (std::string_view prefix : prefixes) {
+      const std::string key = std::string(prefix) + name;
+      const auto it = tensors.find(key);
+      if (it == tensors.end()) fail("{}: tensor '{}' is needed but the file has none", path, key);
+      const Tensor& t = it->second;
+      if (t.dtype() != DType::F32)
+        fail("{}: tensor '{}' is {}, expected F32", path, key, dtype_name(t.dtype()));
+      if (t.shape() != shape)
+        fail("{}: tensor '{}' has shape {}, expected {}", path, key, t.shape().str(), shape.str());
+      expected.insert(key);
+    }
+  }
+  if (exact && expected.size() != tensors.size())
+    for (const auto& [name, t] : tensors)
+      if (!expected.count(name)) fail("{}: tensor '{}' is not expected here", path, name);
+}
+
 void save_weights(const Transformer& model, const std::string& path,
                   std::map<std::string, std::string> metadata) {
   std::map<std::string, Tensor> tensors;

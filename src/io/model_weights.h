@@ -1,8 +1,12 @@
 // Moving a model's parameters to and from safetensors files, by parameter name.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "model/transformer.h"
@@ -27,6 +31,16 @@ void save_weights(const Transformer& model, const std::string& path,
 // "quantization": "int8" or "bf16". Returns how many weight matrices it wrote in `type`.
 int save_quantized(const Transformer& model, const std::string& path, Precision type,
                    std::map<std::string, std::string> metadata = {});
+// The names and shapes of the tensors a file must hold.
+using TensorShapes = std::vector<std::pair<std::string, Shape>>;
+TensorShapes shapes_of(const ParamList& params);
+TensorShapes shapes_of(const std::map<std::string, Tensor>& tensors);
+// The one check of a file's tensors against what they should be: for every wanted (name, shape)
+// and every prefix, an F32 tensor "<prefix><name>" of that shape (Adam's moments are "m.<name>"
+// and "v.<name>"); with `exact`, nothing else. Fails with one line naming `path` and the tensor.
+void expect_tensors(const std::map<std::string, Tensor>& tensors, const TensorShapes& wanted,
+                    const std::string& path,
+                    std::initializer_list<std::string_view> prefixes = {""}, bool exact = true);
 // The ModelConfig stored in a file's "config" metadata.
 ModelConfig config_from_metadata(const SafetensorsFile& file, const std::string& path);
 

@@ -11,13 +11,12 @@
 #include "core/error.h"
 #include "core/json_number.h"
 #include "io/atomic_file.h"
+#include "io/model_dir.h"
 #include "parse/tree_vocab.h"
 
 namespace transduce::parse {
 
 namespace {
-
-constexpr const char* kFile = "parse.json";
 
 // 0.3f as 0.3 rather than 0.30000001192092896.
 double rounded(float x) {
@@ -48,11 +47,11 @@ void write_parse_settings(const std::string& model_dir, const ParseSettings& s) 
         {"max_opens", s.max_opens},
         {"bracket_bonus", rounded(s.bracket_bonus)}}},
   };
-  io::write_file_atomically((std::filesystem::path(model_dir) / kFile).string(), j.dump(2) + "\n");
+  io::write_file_atomically(io::model_file(model_dir, io::kParseSettingsFile), j.dump(2) + "\n");
 }
 
 std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
-  const std::string path = (std::filesystem::path(model_dir) / kFile).string();
+  const std::string path = io::model_file(model_dir, io::kParseSettingsFile);
   std::ifstream in(path);
   if (!in) {
     if (!std::filesystem::exists(path)) return std::nullopt;

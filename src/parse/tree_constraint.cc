@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::parse {
 

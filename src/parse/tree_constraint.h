@@ -7,7 +7,7 @@
 #include <span>
 
 #include "parse/tree_vocab.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::parse {
 

@@ -8,7 +8,7 @@
 
 #include "parse/tree.h"
 #include "parse/tree_vocab.h"
-#include "train/example.h"
+#include "text/example.h"
 
 namespace transduce::parse {
 

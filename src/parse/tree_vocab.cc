@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::parse {
 

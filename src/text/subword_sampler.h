@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "train/example.h"
+#include "text/example.h"
 
 namespace transduce {
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/transformer.h"
-#include "train/example.h"
+#include "text/example.h"
 
 namespace transduce {
 

@@ -1,7 +1,5 @@
 #include "train/checkpoint.h"
 
-#include <fcntl.h>
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,10 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -20,6 +15,8 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/directory.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
 
@@ -28,57 +25,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWeightsFile = "model.safetensors";
+using io::kConfigFile;
+using io::kTempMarker;
+using io::kWeightsFile;
+
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
 constexpr const char* kStateFile = "state.json";
-constexpr const char* kConfigFile = "config.json";
 constexpr const char* kEmaFile = "ema.safetensors";
-constexpr const char* kTmpMarker = ".tmp-";
 
 std::function<void(const char*)>& fault_hook() {
   static std::function<void(const char*)> hook;
   return hook;
 }
 
-void fault_point(const char* point) {
-  if (fault_hook()) fault_hook()(point);
-}
-
-std::string errno_message(int e) {
-  return std::error_code(e, std::generic_category()).message();
-}
-
 std::string join(const fs::path& dir, const std::string& name) {
   return (dir / name).string();
-}
-
-// Makes renames and creations inside `dir` durable. Filesystems that cannot fsync a directory
-// (EINVAL, ENOTSUP) are tolerated.
-void sync_dir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    fail("{}: cannot open the directory to sync it: {}", dir.string(), errno_message(e));
-  }
-  const int rc = ::fsync(fd);
-  const int e = errno;
-  ::close(fd);
-  if (rc != 0 && e != EINVAL && e != ENOTSUP)
-    fail("{}: syncing the directory failed: {}", dir.string(), errno_message(e));
-}
-
-void rename_or_fail(const fs::path& from, const fs::path& to) {
-  if (std::rename(from.c_str(), to.c_str()) != 0) {
-    const int e = errno;
-    fail("{}: cannot rename {} to it: {}", to.string(), from.string(), errno_message(e));
-  }
-}
-
-void make_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) fail("{}: cannot create the directory: {}", dir.string(), ec.message());
-  if (!fs::is_directory(dir, ec)) fail("{}: exists but is not a directory", dir.string());
 }
 
 std::string step_name(int64_t step) {
@@ -108,15 +69,6 @@ bool is_complete(const fs::path& dir) {
          regular_file_exists(dir / kStateFile);
 }
 
-std::string read_text_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot read {}", path, what);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) fail("{}: reading {} failed", path, what);
-  return s.str();
-}
-
 // Removes what a killed save leaves behind: temporary checkpoint dirs (step-*.tmp-*) and the
 // temporary files of atomic writes in the model dir. Failures are warnings: they cost disk space,
 // not correctness.
@@ -124,7 +76,7 @@ void remove_leftovers(const fs::path& model_dir, const fs::path& ckpt_dir) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(ckpt_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || name.find(kTmpMarker) == std::string::npos) continue;
+    if (name.rfind("step-", 0) != 0 || name.find(kTempMarker) == std::string::npos) continue;
     std::error_code rec;
     fs::remove_all(e.path(), rec);
     if (rec)
@@ -144,48 +96,6 @@ void remove_leftovers(const fs::path& model_dir, const fs::path& ckpt_dir) {
   }
 }
 
-// Moves `dir` out of the set of checkpoints with one rename, then deletes it: a crash midway leaves
-// a temporary dir for the next save to remove, never a half-deleted checkpoint.
-void delete_checkpoint(const fs::path& dir) {
-  const fs::path doomed = dir.parent_path() / fmt::format("{}{}{}-delete", dir.filename().string(),
-                                                          kTmpMarker, ::getpid());
-  std::error_code ec;
-  fs::rename(dir, doomed, ec);
-  if (ec) {
-    spdlog::warn("{}: cannot delete the old checkpoint: {}", dir.string(), ec.message());
-    return;
-  }
-  fs::remove_all(doomed, ec);
-  if (ec)
-    spdlog::warn("{}: cannot remove the old checkpoint's files: {}", doomed.string(), ec.message());
-}
-
-// Puts the complete temporary dir `tmp` in place as `final_dir`, replacing an existing checkpoint
-// of the same step atomically (RENAME_EXCHANGE) where the filesystem allows.
-void install_dir(const fs::path& tmp, const fs::path& final_dir) {
-  if (std::rename(tmp.c_str(), final_dir.c_str()) == 0) return;
-  const int e = errno;
-  if (e != ENOTEMPTY && e != EEXIST) {
-    fail("{}: cannot rename the new directory {} into place: {}", final_dir.string(), tmp.string(),
-         errno_message(e));
-  }
-  // A checkpoint of this step exists already: swap, then the old one sits at the temporary name.
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    return;
-  }
-  // No exchange on this filesystem: move the old one aside (to a name the next save cleans up).
-  const fs::path old =
-      final_dir.parent_path() /
-      fmt::format("{}{}{}-replaced", final_dir.filename().string(), kTmpMarker, ::getpid());
-  std::error_code ec;
-  fs::remove_all(old, ec);
-  rename_or_fail(final_dir, old);
-  rename_or_fail(tmp, final_dir);
-  fs::remove_all(old, ec);
-}
-
 // The moving average under the weights' names, with the config, so that the file also loads as
 // weights.
 void save_ema(const Transformer& model, const std::vector<Tensor>& ema, const std::string& path,
@@ -198,12 +108,6 @@ void save_ema(const Transformer& model, const std::vector<Tensor>& ema, const st
   io::save_safetensors(
       path, tensors,
       {{"config", nlohmann::json(model.config()).dump()}, {"step", std::to_string(step)}});
-}
-
-void copy_if_present(const fs::path& from_dir, const fs::path& to_dir, const char* name) {
-  std::error_code ec;
-  if (fs::is_regular_file(from_dir / name, ec))
-    io::copy_file_atomically((from_dir / name).string(), (to_dir / name).string());
 }
 
 std::map<std::string, Tensor> optimizer_tensors(const Adam& adam) {
@@ -230,11 +134,6 @@ struct CheckpointFiles {
   int64_t adam_steps = 0;
 };
 
-void expect_f32(const Tensor& t, const std::string& path, const std::string& name) {
-  if (t.dtype() != DType::F32)
-    fail("{}: tensor '{}' is {}, expected F32", path, name, dtype_name(t.dtype()));
-}
-
 int64_t parse_int_metadata(const io::SafetensorsFile& f, const std::string& path,
                            const std::string& key, int64_t fallback) {
   auto it = f.metadata.find(key);
@@ -260,28 +159,12 @@ CheckpointFiles read_checkpoint_files(const std::string& checkpoint_dir) {
 
   c.weights = io::load_safetensors(c.weights_path);
   c.config = io::config_from_metadata(c.weights, c.weights_path);
-  for (const auto& [name, t] : c.weights.tensors) expect_f32(t, c.weights_path, name);
-
+  const io::TensorShapes weights = io::shapes_of(c.weights.tensors);
+  io::expect_tensors(c.weights.tensors, weights, c.weights_path);
   c.optimizer = io::load_safetensors(c.optimizer_path);
-  std::set<std::string> expected;
-  for (const auto& [name, t] : c.weights.tensors) {
-    for (const char* prefix : {"m.", "v."}) {
-      const std::string key = prefix + name;
-      expected.insert(key);
-      auto it = c.optimizer.tensors.find(key);
-      if (it == c.optimizer.tensors.end())
-        fail("{}: no moment '{}' for weight '{}'", c.optimizer_path, key, name);
-      expect_f32(it->second, c.optimizer_path, key);
-      if (it->second.shape() != t.shape())
-        fail("{}: moment '{}' has shape {} but weight '{}' has {}", c.optimizer_path, key,
-             it->second.shape().str(), name, t.shape().str());
-    }
-  }
-  for (const auto& [name, t] : c.optimizer.tensors)
-    if (!expected.count(name))
-      fail("{}: tensor '{}' matches no weight of the checkpoint", c.optimizer_path, name);
+  io::expect_tensors(c.optimizer.tensors, weights, c.optimizer_path, {"m.", "v."});
 
-  const std::string text = read_text_file(c.state_path, "the training state");
+  const std::string text = io::read_whole_file(c.state_path, "the training state");
   c.state = nlohmann::json::parse(text, nullptr, false);
   if (c.state.is_discarded() || !c.state.is_object())
     fail("{}: the training state is not a JSON object (the file is corrupt?)", c.state_path);
@@ -293,22 +176,14 @@ CheckpointFiles read_checkpoint_files(const std::string& checkpoint_dir) {
   return c;
 }
 
-// The first key whose value differs between two JSON objects, for error messages.
-std::string first_difference(const nlohmann::json& a, const nlohmann::json& b) {
-  for (const auto& [key, value] : a.items()) {
-    auto it = b.find(key);
-    if (it == b.end()) return fmt::format("{} is {} and missing", key, value.dump());
-    if (*it != value) return fmt::format("{} is {} and {}", key, value.dump(), it->dump());
-  }
-  for (const auto& [key, value] : b.items())
-    if (!a.contains(key)) return fmt::format("{} is missing and {}", key, value.dump());
-  return "no difference";
-}
-
 }  // namespace
 
 void set_checkpoint_fault_hook(std::function<void(const char* point)> hook) {
   fault_hook() = std::move(hook);
+}
+
+void reach_fault_point(const char* point) {
+  if (fault_hook()) fault_hook()(point);
 }
 
 void save_checkpoint(const std::string& model_dir, const Transformer& model, const Adam& adam,
@@ -322,44 +197,45 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
   const fs::path ckpt_dir = root / "checkpoints";
   std::error_code ec;
   const bool had_ckpt_dir = fs::is_directory(ckpt_dir, ec);
-  make_dir(ckpt_dir);
+  io::make_directory(ckpt_dir);
   if (!had_ckpt_dir) {
-    sync_dir(root);
-    sync_dir(fs::absolute(root).parent_path());
+    io::sync_directory(root);
+    io::sync_directory(fs::absolute(root).parent_path());
   }
   remove_leftovers(root, ckpt_dir);
 
   const std::string name = step_name(step);
   const fs::path final_dir = ckpt_dir / name;
-  const fs::path tmp = ckpt_dir / fmt::format("{}{}{}", name, kTmpMarker, ::getpid());
+  const fs::path tmp = ckpt_dir / fmt::format("{}{}{}", name, kTempMarker, ::getpid());
   try {
     if (::mkdir(tmp.c_str(), 0777) != 0) {
       const int e = errno;
-      fail("{}: cannot create the temporary checkpoint dir: {}", tmp.string(), errno_message(e));
+      fail("{}: cannot create the temporary checkpoint dir: {}", tmp.string(),
+           std::error_code(e, std::generic_category()).message());
     }
     // Each write is atomic and synced, directory included (io/atomic_file.h).
     io::save_weights(model, join(tmp, kWeightsFile), {{"step", std::to_string(step)}});
-    fault_point("after-weights");
+    reach_fault_point("after-weights");
     io::save_safetensors(join(tmp, kOptimizerFile), optimizer_tensors(adam),
                          {{"steps", std::to_string(adam.steps())}});
-    fault_point("after-optimizer");
+    reach_fault_point("after-optimizer");
     if (ema) save_ema(model, *ema, join(tmp, kEmaFile), step);
     nlohmann::json state = trainer_state.is_null() ? nlohmann::json::object() : trainer_state;
     state["step"] = step;
     io::write_file_atomically(join(tmp, kStateFile), state.dump(2) + "\n");
-    fault_point("after-state");
-    sync_dir(tmp);
-    fault_point("before-rename");
-    install_dir(tmp, final_dir);
-    sync_dir(ckpt_dir);
+    reach_fault_point("after-state");
+    io::sync_directory(tmp);
+    reach_fault_point("before-rename");
+    io::install_directory(tmp, final_dir);
+    io::sync_directory(ckpt_dir);
   } catch (...) {
     fs::remove_all(tmp, ec);  // best effort; the next save removes it otherwise
     throw;
   }
-  fault_point("after-rename");
+  reach_fault_point("after-rename");
 
   io::save_weights(model, join(root, kWeightsFile), {{"step", std::to_string(step)}});
-  fault_point("after-latest");
+  reach_fault_point("after-latest");
 
   if (keep > 0) {
     std::vector<std::string> others;
@@ -368,10 +244,10 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
     const size_t excess = others.size() + 1 > static_cast<size_t>(keep)
                               ? others.size() + 1 - static_cast<size_t>(keep)
                               : 0;
-    for (size_t i = 0; i < excess && i < others.size(); ++i) delete_checkpoint(others[i]);
+    for (size_t i = 0; i < excess && i < others.size(); ++i) io::delete_directory(others[i]);
     if (excess > 0) {
       try {
-        sync_dir(ckpt_dir);
+        io::sync_directory(ckpt_dir);
       } catch (const Error& e) {
         spdlog::warn("{}", e.what());
       }
@@ -385,49 +261,11 @@ bool load_checkpoint_ema(const std::string& checkpoint_dir, const Transformer& m
   if (!regular_file_exists(path)) return false;
   const io::SafetensorsFile f = io::load_safetensors(path);
   const ParamList& params = model.parameters();
-  if (f.tensors.size() != params.size())
-    fail("{}: {} tensors, the model has {} parameters", path, f.tensors.size(), params.size());
+  io::expect_tensors(f.tensors, io::shapes_of(params), path);
   std::vector<Tensor> loaded;
-  for (const Param* p : params) {
-    const auto it = f.tensors.find(p->name);
-    if (it == f.tensors.end()) fail("{}: no average of parameter '{}'", path, p->name);
-    expect_f32(it->second, path, p->name);
-    if (it->second.shape() != p->value.shape())
-      fail("{}: tensor '{}' has shape {}, the model expects {}", path, p->name,
-           it->second.shape().str(), p->value.shape().str());
-    loaded.push_back(it->second.clone());
-  }
+  for (const Param* p : params) loaded.push_back(f.tensors.at(p->name).clone());
   ema = std::move(loaded);
   return true;
-}
-
-void save_model_snapshot(const std::string& model_dir, const std::string& name,
-                         const Transformer& model, const nlohmann::json& info) {
-  const fs::path root(model_dir);
-  const fs::path final_dir = root / name;
-  const fs::path tmp = root / fmt::format("{}{}{}", name, kTmpMarker, ::getpid());
-  std::error_code ec;
-  // What a killed save left: <name>.tmp-<pid>[-replaced].
-  for (const fs::directory_entry& e : fs::directory_iterator(root, ec))
-    if (e.path().filename().string().rfind(name + kTmpMarker, 0) == 0) {
-      std::error_code rec;
-      fs::remove_all(e.path(), rec);
-    }
-  try {
-    make_dir(tmp);
-    io::save_weights(model, join(tmp, kWeightsFile), {{"info", info.dump()}});
-    write_model_config(tmp.string(), model.config());
-    copy_if_present(root, tmp, "spm.model");
-    copy_if_present(root, tmp, "parse.json");
-    io::write_file_atomically(join(tmp, name + ".json"), info.dump(2) + "\n");
-    sync_dir(tmp);
-    fault_point("snapshot-before-rename");
-    install_dir(tmp, final_dir);
-    sync_dir(root);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
 }
 
 std::string checkpoint_dir(const std::string& model_dir, int64_t step) {
@@ -459,40 +297,19 @@ nlohmann::json load_checkpoint(const std::string& checkpoint_dir, Transformer& m
   CheckpointFiles c = read_checkpoint_files(checkpoint_dir);
 
   // Check everything against the model and the optimizer before changing either.
-  for (const Param* p : model.parameters()) {
-    auto it = c.weights.tensors.find(p->name);
-    if (it == c.weights.tensors.end())
-      fail("{}: the model needs tensor '{}' but the file has none", c.weights_path, p->name);
-    if (it->second.shape() != p->value.shape())
-      fail("{}: tensor '{}' has shape {}, the model expects {}", c.weights_path, p->name,
-           it->second.shape().str(), p->value.shape().str());
-  }
-  if (c.weights.tensors.size() != model.parameters().size()) {
-    for (const auto& [name, t] : c.weights.tensors)
-      if (!model.find(name))
-        fail("{}: tensor '{}' is not a parameter of this model", c.weights_path, name);
-  }
+  io::expect_tensors(c.weights.tensors, io::shapes_of(model.parameters()), c.weights_path);
   const ParamList& params = adam.parameters();
   const std::vector<Tensor>& m = adam.first_moments();
   const std::vector<Tensor>& v = adam.second_moments();
   TD_CHECK(m.size() == params.size() && v.size() == params.size(),
            "Adam has {} parameters but {} and {} moments", params.size(), m.size(), v.size());
-  std::vector<std::pair<const Tensor*, const Tensor*>> moments;  // (m, v) per Adam parameter
-  for (const Param* p : params) {
-    auto mi = c.optimizer.tensors.find("m." + p->name);
-    auto vi = c.optimizer.tensors.find("v." + p->name);
-    if (mi == c.optimizer.tensors.end() || vi == c.optimizer.tensors.end())
-      fail("{}: no moments for parameter '{}'", c.optimizer_path, p->name);
-    if (mi->second.shape() != p->value.shape())
-      fail("{}: moment 'm.{}' has shape {}, the model expects {}", c.optimizer_path, p->name,
-           mi->second.shape().str(), p->value.shape().str());
-    moments.emplace_back(&mi->second, &vi->second);
-  }
+  io::expect_tensors(c.optimizer.tensors, io::shapes_of(params), c.optimizer_path, {"m.", "v."},
+                     /*exact=*/false);
 
   io::load_weights(model, c.weights, c.weights_path);
   for (size_t i = 0; i < params.size(); ++i) {
-    m[i].copy_from(*moments[i].first);
-    v[i].copy_from(*moments[i].second);
+    m[i].copy_from(c.optimizer.tensors.at("m." + params[i]->name));
+    v[i].copy_from(c.optimizer.tensors.at("v." + params[i]->name));
   }
   adam.set_steps(c.adam_steps);
   return std::move(c.state);
@@ -509,95 +326,6 @@ std::optional<std::string> latest_checkpoint(const std::string& model_dir) {
     }
   }
   return std::nullopt;
-}
-
-void average_checkpoints(const std::vector<std::string>& checkpoint_dirs,
-                         const std::string& out_path) {
-  if (checkpoint_dirs.empty()) fail("{}: no checkpoints to average", out_path);
-  ModelConfig config;
-  nlohmann::json config_json;
-  std::string first_path;
-  std::map<std::string, Shape> shapes;
-  std::map<std::string, std::vector<double>> sums;
-  for (const std::string& dir : checkpoint_dirs) {
-    const std::string path = join(dir, kWeightsFile);
-    if (!regular_file_exists(path)) fail("{}: missing: not a checkpoint", path);
-    io::SafetensorsFile f = io::load_safetensors(path);
-    const ModelConfig c = io::config_from_metadata(f, path);
-    const nlohmann::json cj = c;
-    if (first_path.empty()) {
-      first_path = path;
-      config = c;
-      config_json = cj;
-      for (const auto& [name, t] : f.tensors) {
-        expect_f32(t, path, name);
-        shapes.emplace(name, t.shape());
-        sums.emplace(name, std::vector<double>(static_cast<size_t>(t.numel()), 0.0));
-      }
-    } else {
-      if (cj != config_json)
-        fail("{}: its model config differs from {}'s ({}): cannot average different models", path,
-             first_path, first_difference(config_json, cj));
-      for (const auto& [name, t] : f.tensors) {
-        auto it = shapes.find(name);
-        if (it == shapes.end())
-          fail("{}: tensor '{}' is not in {}: cannot average different tensor sets", path, name,
-               first_path);
-        expect_f32(t, path, name);
-        if (t.shape() != it->second)
-          fail("{}: tensor '{}' has shape {} but {} in {}", path, name, t.shape().str(),
-               it->second.str(), first_path);
-      }
-      if (f.tensors.size() != shapes.size())
-        for (const auto& [name, shape] : shapes)
-          if (!f.tensors.count(name))
-            fail("{}: has no tensor '{}', which {} has: cannot average different tensor sets", path,
-                 name, first_path);
-    }
-    for (const auto& [name, t] : f.tensors) {
-      std::vector<double>& sum = sums.at(name);
-      const float* x = t.f32();
-      for (size_t i = 0; i < sum.size(); ++i) sum[i] += static_cast<double>(x[i]);
-    }
-  }
-
-  const double n = static_cast<double>(checkpoint_dirs.size());
-  std::map<std::string, Tensor> mean;
-  for (const auto& [name, sum] : sums) {
-    Tensor t = Tensor::empty(shapes.at(name));
-    float* y = t.f32();
-    for (size_t i = 0; i < sum.size(); ++i) y[i] = static_cast<float>(sum[i] / n);
-    mean.emplace(name, std::move(t));
-  }
-  std::map<std::string, std::string> metadata;
-  metadata["config"] = config_json.dump();
-  metadata["averaged_from"] = nlohmann::json(checkpoint_dirs).dump();
-  io::save_safetensors(out_path, mean, metadata);
-}
-
-void write_model_config(const std::string& model_dir, const ModelConfig& config) {
-  make_dir(model_dir);
-  const nlohmann::json j = config;
-  io::write_file_atomically(join(model_dir, kConfigFile), j.dump(2) + "\n");
-}
-
-ModelConfig read_model_config(const std::string& model_dir) {
-  const std::string path = join(model_dir, kConfigFile);
-  if (!regular_file_exists(path)) fail("{}: missing: {} is not a model directory", path, model_dir);
-  const std::string text = read_text_file(path, "the model config");
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) fail("{}: not valid JSON", path);
-  if (!j.is_object()) fail("{}: should hold a JSON object, not {}", path, j.type_name());
-  ModelConfig c;
-  try {
-    c = j.get<ModelConfig>();
-    c.validate();
-  } catch (const Error& e) {
-    fail("{}: {}", path, e.what());
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: a field has the wrong type: {}", path, e.what());
-  }
-  return c;
 }
 
 }  // namespace transduce

@@ -1,4 +1,4 @@
-// Checkpoints and the model directory (DESIGN.md principle 4: a model is a directory; writes are
+// Checkpoints in the model directory (DESIGN.md principle 4: a model is a directory; writes are
 // atomic; a checkpoint is never half written). The layout, also in docs/model_dir.md:
 //
 //   MODEL_DIR/config.json          the ModelConfig as JSON (pretty-printed)
@@ -31,7 +31,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/config.h"
 #include "model/transformer.h"
 #include "train/adam.h"
 
@@ -54,13 +53,6 @@ void save_checkpoint(const std::string& model_dir, const Transformer& model, con
 bool load_checkpoint_ema(const std::string& checkpoint_dir, const Transformer& model,
                          std::vector<Tensor>& ema);
 
-// Writes MODEL_DIR/<name>/ (best/, ema/) as a model directory of its own: the model's current
-// weights, config.json, and spm.model and parse.json copied from MODEL_DIR, plus `info` as
-// <name>.json. It is built in a temporary directory and swapped into place in one rename, so
-// that a reader (or a crash) finds the previous one whole or the new one whole.
-void save_model_snapshot(const std::string& model_dir, const std::string& name,
-                         const Transformer& model, const nlohmann::json& info);
-
 // MODEL_DIR/checkpoints/step-<step, 8 digits>: where the checkpoint of `step` is (or would be).
 std::string checkpoint_dir(const std::string& model_dir, int64_t step);
 
@@ -78,21 +70,11 @@ nlohmann::json load_checkpoint(const std::string& checkpoint_dir, Transformer& m
 // that do not are skipped with a warning), or nullopt when there is none.
 std::optional<std::string> latest_checkpoint(const std::string& model_dir);
 
-// Writes to `out_path` (atomically, as safetensors with the config as "config" and the averaged
-// checkpoint dirs as "averaged_from" in the metadata) the element-wise mean of the weights of the
-// given checkpoint dirs, accumulated in double. They must share one config and one set of tensors.
-void average_checkpoints(const std::vector<std::string>& checkpoint_dirs,
-                         const std::string& out_path);
-
-// MODEL_DIR/config.json: written atomically (creating MODEL_DIR if needed); reading names the file
-// when it is missing or malformed, and validates the config.
-void write_model_config(const std::string& model_dir, const ModelConfig& config);
-ModelConfig read_model_config(const std::string& model_dir);
-
 // A test hook: when set, save_checkpoint calls it at "after-weights", "after-optimizer",
-// "after-state", "before-rename", "after-rename" and "after-latest", and save_model_snapshot at
-// "snapshot-before-rename", so tests can throw or _exit
-// there. An empty function removes it.
+// "after-state", "before-rename", "after-rename" and "after-latest", and save_model_snapshot
+// (train/model_snapshot.h) at "snapshot-before-rename", so tests can throw or _exit there. An empty
+// function removes it. reach_fault_point() is how the savers call it.
 void set_checkpoint_fault_hook(std::function<void(const char* point)> hook);
+void reach_fault_point(const char* point);
 
 }  // namespace transduce

@@ -1,5 +1,6 @@
 #include "train/train_options.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -314,6 +315,25 @@ void check_train_options(const TrainOptions& o) {
   if (o.max_steps <= 0 && o.max_epochs <= 0 && o.max_minutes <= 0)
     fail("training needs a limit: max_steps, max_epochs or max_minutes");
   if (o.valid_metrics.empty()) fail("valid_metric needs at least one metric");
+}
+
+std::string name_train_options(std::string message,
+                               const std::function<std::string(std::string_view key)>& name) {
+  const auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (const TrainOptionSpec& spec : train_option_specs()) {
+    const std::string named = name(spec.key);
+    for (size_t at = message.find(spec.key); at != std::string::npos;
+         at = message.find(spec.key, at + named.size())) {
+      const size_t end = at + spec.key.size();
+      if ((at > 0 && (word_char(message[at - 1]) || message[at - 1] == '-')) ||
+          (end < message.size() && word_char(message[end])))
+        continue;
+      message.replace(at, spec.key.size(), named);
+    }
+  }
+  return message;
 }
 
 }  // namespace transduce

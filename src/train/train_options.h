@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -111,5 +112,10 @@ void update_from_json(const nlohmann::json& j, TrainOptions& o);
 // Fails with one line naming the option when an option is out of its range, or when the options
 // together cannot train (no limit to stop at).
 void check_train_options(const TrainOptions& o);
+
+// `message` with every option key in it (a whole word) spelled as `name` says: a library error
+// said in the words of its caller ("max_steps" -> "--max-steps").
+std::string name_train_options(std::string message,
+                               const std::function<std::string(std::string_view key)>& name);
 
 }  // namespace transduce

@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "core/json_number.h"
 #include "core/rng.h"
+#include "text/special_ids.h"
 #include "train/checkpoint.h"
+#include "train/model_snapshot.h"
 
 namespace transduce {
 

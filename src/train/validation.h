@@ -15,7 +15,7 @@
 #include "decode/search.h"
 #include "dist/communicator.h"
 #include "model/transformer.h"
-#include "train/example.h"
+#include "text/example.h"
 
 namespace transduce {
 

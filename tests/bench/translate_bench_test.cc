@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::bench {
 namespace {

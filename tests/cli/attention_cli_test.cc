@@ -12,7 +12,7 @@
 #include "support/file_text.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
 #include "train/checkpoint.h"
@@ -58,7 +59,7 @@ class CheckpointAverageCommand : public ::testing::Test {
            fmt::format("transduce_average_cli_{}_{}", ::getpid(), info->name());
     fs::remove_all(dir_);
     model_ = dir_ / "model";
-    write_model_config(model_.string(), tiny_config());
+    io::write_model_config(model_.string(), tiny_config());
     std::ofstream(model_ / "spm.model", std::ios::binary) << "not really a sentencepiece model";
     for (int step = 1; step <= 3; ++step) {
       models_.push_back(std::make_unique<Transformer>(tiny_config()));
@@ -102,7 +103,7 @@ TEST_F(CheckpointAverageCommand, LastTwoMakesAModelDirectory) {
   expect_mean_of(out, {2, 3});
   EXPECT_EQ(read_bytes(out / "config.json"), read_bytes(model_ / "config.json"));
   EXPECT_EQ(read_bytes(out / "spm.model"), read_bytes(model_ / "spm.model"));
-  EXPECT_EQ(nlohmann::json(read_model_config(out.string())), nlohmann::json(tiny_config()));
+  EXPECT_EQ(nlohmann::json(io::read_model_config(out.string())), nlohmann::json(tiny_config()));
 }
 
 TEST_F(CheckpointAverageCommand, FewerThanAskedWarnsAndUsesAll) {

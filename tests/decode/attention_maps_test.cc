@@ -10,7 +10,7 @@
 #include "decode/attention_maps.h"
 #include "io/model_weights.h"
 #include "support/random_model.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

@@ -20,6 +20,7 @@
 #include "decode/search.h"
 #include "io/model_weights.h"
 #include "support/exhaustive_search.h"
+#include "text/special_ids.h"
 #include "train/trainer.h"
 
 namespace transduce {

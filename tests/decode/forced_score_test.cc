@@ -12,7 +12,7 @@
 #include "decode/forced_score.h"
 #include "decode/search.h"
 #include "support/random_model.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

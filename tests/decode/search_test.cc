@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "decode/search.h"
 #include "support/random_model.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/model_dir.h"
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/transformer.h"
@@ -290,7 +291,7 @@ pid_t wait_for_training(BackgroundJob& job, const std::string& model) {
 void expect_loadable(const std::string& model_dir) {
   const std::optional<std::string> latest = latest_checkpoint(model_dir);
   ASSERT_TRUE(latest.has_value());
-  Transformer model(read_model_config(model_dir));
+  Transformer model(io::read_model_config(model_dir));
   Adam adam(model.parameters());
   const nlohmann::json state = load_checkpoint(*latest, model, adam);
   EXPECT_GT(state.at("step").get<int64_t>(), 0);

@@ -19,8 +19,8 @@
 #include "parse/tree_vocab.h"
 #include "support/shared_data.h"
 #include "support/toy_corpus.h"
+#include "text/special_ids.h"
 #include "text/tokenizer.h"
-#include "train/example.h"
 
 namespace transduce::parse {
 namespace {

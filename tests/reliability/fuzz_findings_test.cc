@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
 #include "parse/parse_settings.h"
@@ -89,21 +90,21 @@ TEST_F(FuzzFinding, ConfigMetadataWithAFieldOfTheWrongType) {
 // behaviour), and a larger integer silently wrapped (5000000000 layers became 705032704).
 TEST_F(FuzzFinding, ModelConfigWithIntegersOutOfRange) {
   write("config.json", R"({"layers": 1e30})");
-  EXPECT_EQ(error_of([&] { read_model_config(dir_.path()); }),
+  EXPECT_EQ(error_of([&] { io::read_model_config(dir_.path()); }),
             dir_.path() + "/config.json: config: layers must be an integer that fits in 32 bits, " +
                 "got 1e+30");
   write("config.json", R"({"d_model": 5000000000})");
-  EXPECT_EQ(error_of([&] { read_model_config(dir_.path()); }),
+  EXPECT_EQ(error_of([&] { io::read_model_config(dir_.path()); }),
             dir_.path() + "/config.json: config: d_model must be an integer that fits in 32 " +
                 "bits, got 5000000000");
   write("config.json", R"({"heads": 2.5})");
-  EXPECT_NE(error_of([&] { read_model_config(dir_.path()); }).find("heads must be an integer"),
+  EXPECT_NE(error_of([&] { io::read_model_config(dir_.path()); }).find("heads must be an integer"),
             std::string::npos);
   write("config.json", R"({"layers": 2.0, "heads": "x"})");
-  EXPECT_EQ(error_of([&] { read_model_config(dir_.path()); }),
+  EXPECT_EQ(error_of([&] { io::read_model_config(dir_.path()); }),
             dir_.path() + "/config.json: config: heads must be an integer, not a string");
   write("config.json", R"({"layers": 2.0})");  // an integral float is still an integer
-  EXPECT_EQ(read_model_config(dir_.path()).layers, 2);
+  EXPECT_EQ(io::read_model_config(dir_.path()).layers, 2);
 }
 
 // Found with parse_settings_fuzz: the same conversion of a float outside int's range.

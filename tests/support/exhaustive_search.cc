@@ -9,7 +9,7 @@
 
 #include "core/arena.h"
 #include "model/context.h"
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::testing {
 

@@ -1,6 +1,6 @@
 #include "support/random_batch.h"
 
-#include "train/example.h"
+#include "text/special_ids.h"
 
 namespace transduce::testing {
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "model/transformer.h"
 #include "text/tokenizer.h"
@@ -59,7 +60,7 @@ void write_random_model(const std::string& vocab_dir, const std::string& model_d
   const Tokenizer tokenizer(spm);
   Transformer model(small_random_config(tokenizer.vocab_size()));
   init_untrained(model, seed);
-  write_model_config(model_dir, model.config());
+  io::write_model_config(model_dir, model.config());
   io::save_weights(model, (fs::path(model_dir) / "model.safetensors").string());
   fs::copy_file(spm, fs::path(model_dir) / "spm.model", fs::copy_options::overwrite_existing);
 }

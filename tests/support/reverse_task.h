@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/config.h"
-#include "train/example.h"
+#include "text/example.h"
 #include "train/trainer.h"
 
 namespace transduce::testing {

@@ -17,6 +17,7 @@
 #include "support/shared_data.h"
 #include "support/thread_count.h"
 #include "text/corpus.h"
+#include "text/special_ids.h"
 #include "text/tokenizer.h"
 
 namespace transduce {

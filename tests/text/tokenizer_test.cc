@@ -19,7 +19,8 @@
 #include "support/file_text.h"
 #include "support/shared_data.h"
 #include "text/corpus.h"
-#include "train/example.h"
+#include "text/example.h"
+#include "text/special_ids.h"
 
 namespace transduce {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "text/special_ids.h"
 #include "train/batcher.h"
 
 namespace transduce {

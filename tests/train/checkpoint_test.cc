@@ -20,8 +20,10 @@
 #include <fmt/format.h>
 #include "core/error.h"
 
+#include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
+#include "train/checkpoint_average.h"
 
 namespace transduce {
 namespace {
@@ -516,8 +518,8 @@ TEST_F(CheckpointTest, ModelConfigFileRoundTripsAndNamesItsErrors) {
   ModelConfig c = tiny_config();
   c.positions = Positions::Learned;
   c.d_k = 3;
-  write_model_config(model_dir(), c);
-  EXPECT_EQ(nlohmann::json(read_model_config(model_dir())), nlohmann::json(c));
+  io::write_model_config(model_dir(), c);
+  EXPECT_EQ(nlohmann::json(io::read_model_config(model_dir())), nlohmann::json(c));
   const std::string path = model_dir() + "/config.json";
   std::ifstream in(path);
   const std::string text{std::istreambuf_iterator<char>(in), {}};
@@ -525,7 +527,7 @@ TEST_F(CheckpointTest, ModelConfigFileRoundTripsAndNamesItsErrors) {
 
   auto expect_error_naming = [&](const std::string& dir, const std::string& file) {
     try {
-      read_model_config(dir);
+      io::read_model_config(dir);
       ADD_FAILURE() << "read a bad config in " << dir;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();

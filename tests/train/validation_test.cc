@@ -13,10 +13,12 @@
 
 #include "core/error.h"
 #include "decode/search.h"
+#include "io/model_dir.h"
 #include "io/safetensors.h"
 #include "support/reverse_task.h"
 #include "support/run_command.h"
 #include "support/toy_corpus.h"
+#include "text/special_ids.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -256,7 +258,7 @@ void expect_best_follows_the_metric(const std::string& model_dir, ValidMetric me
       same_tensors(fs::path(model_dir) / "best" / "model.safetensors",
                    fs::path(checkpoint_dir(model_dir, valids[best].step)) / "model.safetensors"));
   // A model directory of its own.
-  EXPECT_EQ(read_model_config(model_dir + "/best").d_model, reversal_config().d_model);
+  EXPECT_EQ(io::read_model_config(model_dir + "/best").d_model, reversal_config().d_model);
 }
 
 TEST_F(TrainerValidation, TheBestByPerplexityIsKeptOnlyWhenItImproves) {

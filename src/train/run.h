@@ -1,0 +1,67 @@
+// Training as one library call (section 5): a new model from parallel text or a treebank, or a
+// model directory resumed. `transduce train` and the Python module's train() both fill a
+// TrainRequest and call train_model(); the progress comes back through callbacks.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "dist/communicator.h"
+#include "model/config.h"
+#include "train/train_options.h"
+#include "train/trainer.h"
+
+namespace transduce {
+
+struct TrainRequest {
+  // The data: parallel text (src and tgt, validated on valid_src and valid_tgt) or, for a parser,
+  // a treebank (trees, validated on valid_trees).
+  std::string src, tgt, valid_src, valid_tgt;
+  std::string trees, valid_trees;
+  std::string tree_scheme = "xx";  // a new parser's target: "xx" or "words" (parse/tree_vocab.h)
+  bool subtrees = false;           // a parser's augmentations (train/training_data.h)
+  int word_swaps = 0;
+  double word_swap_rate = 0.2;
+  // A new model: its directory and the vocabulary's (made by `transduce vocab`); or a model
+  // directory to resume.
+  std::string vocab, output, resume;
+  int max_len = 256;  // pairs with a side longer than this (tokens) are skipped
+  ModelConfig model;  // a new model's hyper-parameters; vocab_size comes from the vocabulary
+  TrainOptions options;
+  // The keys of the options given for this run: a resumed run trains with its saved options,
+  // these overriding them.
+  std::set<std::string> given_options;
+
+  // Every log record (train_log.jsonl's), on rank 0.
+  std::function<void(const TrainLog&)> progress;
+  // Called on rank 0, before the data is read, with the options and the model this run trains
+  // with (the command line writes its configuration file here).
+  std::function<void(const std::string& model_dir, const TrainOptions&, const ModelConfig&)>
+      on_start;
+  // How errors name a setting: by its key, or as the caller spells it (a flag).
+  std::function<std::string(std::string_view key)> name = [](std::string_view key) {
+    return std::string(key);
+  };
+};
+
+// Trains as `request` says, on this process or as one rank of `comm`. Errors name the settings
+// (request.name). SIGINT, SIGTERM and SIGUSR1 stop it at the next update, with a checkpoint.
+void train_model(const TrainRequest& request, Communicator* comm = nullptr);
+
+// train_model() under mpirun as one of its ranks, or alone: connects the ranks (waiting at most
+// `timeout_seconds` for them), gives each its share of the machine's cores unless
+// `threads_given`, and ends every rank when one fails.
+void train_model_on_ranks(const TrainRequest& request, double timeout_seconds, bool threads_given);
+
+// The newest checkpoint of `model_dir` that loads, or an error.
+std::string checkpoint_to_resume(const std::string& model_dir);
+
+// The options a run trains with: a new model's as requested; a resumed one's those saved with
+// `checkpoint`, overridden by the options given.
+TrainOptions resolved_train_options(const TrainRequest& request,
+                                    const std::optional<std::string>& checkpoint);
+
+}  // namespace transduce
