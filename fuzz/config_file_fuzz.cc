@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/config_file.h"
-#include "cli/train_option_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
 #include "fuzz_support.h"
 #include "train/train_options.h"
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool subtrees = false;
   std::string src;
   std::vector<std::string> inputs;
-  cli::add_train_option_flags(*cmd, options);
+  cli::add_option_flags(*cmd, train_option_specs(), options);
   cmd->add_flag("--subtrees", subtrees);
   cmd->add_option("--src", src);
   cmd->add_option("--input", inputs);

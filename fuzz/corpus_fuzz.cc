@@ -7,10 +7,10 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "fuzz_support.h"
 #include "text/corpus.h"
 #include "text/tokenizer.h"
-#include "text/utf8.h"
 
 using namespace transduce;
 

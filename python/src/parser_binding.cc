@@ -16,10 +16,18 @@
 #include "core/threads.h"
 #include "decode/loaded_model.h"
 #include "parse/parser.h"
+#include "search_kwargs.h"
 
 namespace py = pybind11;
 
 namespace transduce::python {
+
+namespace {
+
+// The search options parse() takes as keyword arguments (decode/search_options.h).
+const std::vector<std::string> kParseSearchOptions = {"beam", "alpha", "max_len_a", "max_len_b"};
+
+}  // namespace
 
 namespace {
 
@@ -41,22 +49,16 @@ class PyParser {
     if (batch_tokens <= 0) fail("batch_tokens must be positive, got {}", batch_tokens);
   }
 
-  std::vector<PyParse> parse(const std::vector<std::string>& sentences, std::optional<int> beam,
-                             std::optional<float> alpha, bool free,
+  std::vector<PyParse> parse(const std::vector<std::string>& sentences, bool free,
                              std::optional<float> bracket_bonus, const std::string& word_score,
-                             std::optional<float> max_len_a, std::optional<int> max_len_b) {
+                             const py::kwargs& search) {
     if (word_score != "any" && word_score != "pieces")
       fail("word_score must be 'any' or 'pieces', got '{}'", word_score);
-    if (beam && *beam < 1) fail("beam must be at least 1, got {}", *beam);
-    if (alpha && *alpha < 0) fail("alpha must not be negative, got {}", *alpha);
     parse::ParseRequest request;
-    request.beam = beam;
-    request.alpha = alpha;
+    request.search = search_overrides(search, kParseSearchOptions, "parse");
     request.free = free;
     request.bracket_bonus = bracket_bonus;
     request.exact_pieces = word_score == "pieces";
-    request.max_len_a = max_len_a;
-    request.max_len_b = max_len_b;
     request.batch_tokens = batch_tokens_;
     std::vector<std::string> warnings;
     std::vector<parse::ParsedSentence> parsed;
@@ -126,17 +128,17 @@ void register_parser(py::module_& m) {
                            py::repr(py::str(p.tree)).cast<std::string>(), p.score);
       });
 
+  static const std::string parse_doc =
+      "Parses sentences (words separated by spaces). Search options left out or None come from "
+      "the model's parse.json (the paper's beam 21, alpha 0.3, input + 300 tokens):" +
+      search_kwargs_doc(kParseSearchOptions, parse::search_defaults(parse::ParseSettings{}));
   py::class_<PyParser>(m, "Parser",
                        "A parser's model directory (trained with `transduce train --trees`) "
                        "loaded for parsing.")
       .def(py::init<const std::string&, int, int64_t>(), py::arg("model_dir"),
            py::arg("threads") = 0, py::arg("batch_tokens") = 4000)
-      .def("parse", &PyParser::parse, py::arg("sentences"), py::arg("beam") = py::none(),
-           py::arg("alpha") = py::none(), py::arg("free") = false,
-           py::arg("bracket_bonus") = py::none(), py::arg("word_score") = "any",
-           py::arg("max_len_a") = py::none(), py::arg("max_len_b") = py::none(),
-           "Parses sentences (words separated by spaces). Settings left as None come from the "
-           "model's parse.json (the paper's beam 21, alpha 0.3, input + 300 tokens).")
+      .def("parse", &PyParser::parse, py::arg("sentences"), py::kw_only(), py::arg("free") = false,
+           py::arg("bracket_bonus") = py::none(), py::arg("word_score") = "any", parse_doc.c_str())
       .def_property_readonly("model_dir", [](const PyParser& p) { return p.loaded().dir(); })
       .def_property_readonly("threads", &PyParser::threads)
       .def_property_readonly("beam", [](const PyParser& p) { return p.settings().beam; })

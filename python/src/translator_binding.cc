@@ -23,11 +23,21 @@
 #include "decode/loaded_model.h"
 #include "decode/translator.h"
 #include "model/precision.h"
+#include "search_kwargs.h"
 #include "text/special_ids.h"
 
 namespace py = pybind11;
 
 namespace transduce::python {
+
+namespace {
+
+// The search options each method takes as keyword arguments (decode/search_options.h).
+const std::vector<std::string> kTranslateOptions = {"beam",      "alpha",     "nbest",
+                                                    "max_len_a", "max_len_b", "ensemble_mean"};
+const std::vector<std::string> kScoreOptions = {"alpha"};
+
+}  // namespace
 
 namespace {
 
@@ -106,10 +116,9 @@ class PyTranslator {
         std::make_unique<Translator>(ensemble_models(members_), loaded_.tokenizer(), options);
   }
 
-  py::object translate(const std::vector<std::string>& texts, int beam, float alpha, int nbest,
-                       bool return_attention, float max_len_a, int max_len_b) {
-    const TranslateOptions options =
-        options_for(beam, alpha, nbest, return_attention, max_len_a, max_len_b);
+  py::object translate(const std::vector<std::string>& texts, bool return_attention,
+                       const py::kwargs& search) {
+    const TranslateOptions options = options_for(return_attention, search, "translate");
     std::vector<std::string> warnings;
     std::vector<std::vector<Translation>> found;
     {
@@ -122,14 +131,12 @@ class PyTranslator {
     }
     for (const std::string& w : warnings)
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
-    return results(std::move(found), nbest);
+    return results(std::move(found), options.search.nbest);
   }
 
-  py::object translate_pieces(const std::vector<std::vector<int32_t>>& sources, int beam,
-                              float alpha, int nbest, bool return_attention, float max_len_a,
-                              int max_len_b) {
-    const TranslateOptions options =
-        options_for(beam, alpha, nbest, return_attention, max_len_a, max_len_b);
+  py::object translate_pieces(const std::vector<std::vector<int32_t>>& sources,
+                              bool return_attention, const py::kwargs& search) {
+    const TranslateOptions options = options_for(return_attention, search, "translate_pieces");
     std::vector<std::vector<Translation>> found;
     {
       py::gil_scoped_release release;
@@ -137,12 +144,13 @@ class PyTranslator {
       ScopedOmpThreads omp(threads_);
       found = translator_->translate_pieces(sources, options);
     }
-    return results(std::move(found), nbest);
+    return results(std::move(found), options.search.nbest);
   }
 
   std::vector<PyPairScore> score(const std::vector<std::string>& sources,
-                                 const std::vector<std::string>& targets, float alpha,
-                                 int64_t batch_tokens) {
+                                 const std::vector<std::string>& targets, int64_t batch_tokens,
+                                 const py::kwargs& search) {
+    const float alpha = with_search_kwargs({}, search, kScoreOptions, "score").alpha;
     if (members_.size() > 1)
       fail("score takes one model: this translator is an ensemble of {}", members_.size());
     PiecePairs pairs;
@@ -179,19 +187,13 @@ class PyTranslator {
   }
 
  private:
-  TranslateOptions options_for(int beam, float alpha, int nbest, bool attention, float max_len_a,
-                               int max_len_b) const {
+  TranslateOptions options_for(bool attention, const py::kwargs& search,
+                               const char* function) const {
     TranslateOptions o = translator_->options();
-    o.search.beam = beam;
-    o.search.alpha = alpha;
-    o.search.nbest = nbest;
-    o.search.max_len_a = max_len_a;
-    o.search.max_len_b = max_len_b;
+    o.search = with_search_kwargs(SearchOptions{}, search, kTranslateOptions, function);
     o.attention = attention;
-    if (beam < 1) fail("beam must be at least 1, got {}", beam);
-    if (nbest < 1 || nbest > beam)
-      fail("nbest must be between 1 and the beam ({}), got {}", beam, nbest);
-    if (alpha < 0) fail("alpha must not be negative, got {}", alpha);
+    if (o.search.nbest > o.search.beam)
+      fail("nbest must be between 1 and the beam ({}), got {}", o.search.beam, o.search.nbest);
     return o;
   }
 
@@ -266,20 +268,28 @@ void register_translator(py::module_& m) {
                            s.score);
       });
 
+  static const std::string translate_doc =
+      "Translates each text: with nbest 1 its best translation, else a list of up to nbest, best "
+      "first. An empty text gives an empty translation; a text longer than the model takes is "
+      "cut, with a UserWarning. The search options (keyword arguments):" +
+      search_kwargs_doc(kTranslateOptions, SearchOptions{});
+  static const std::string score_doc =
+      "The model's log-probability of each target given its source (transduce score-pairs); "
+      "the score's length penalty:" +
+      search_kwargs_doc(kScoreOptions, SearchOptions{});
+  register_search_options(m);
   py::class_<PyTranslator>(m, "Translator", "A model directory loaded for translation and scoring.")
       .def(py::init<const std::variant<std::string, std::vector<std::string>>&, int,
                     const std::optional<std::string>&, int64_t>(),
            py::arg("model_dir"), py::arg("threads") = 0, py::arg("compute_type") = py::none(),
            py::arg("batch_tokens") = 4000)
-      .def("translate", &PyTranslator::translate, py::arg("texts"), py::arg("beam") = 4,
-           py::arg("alpha") = 0.6f, py::arg("nbest") = 1, py::arg("return_attention") = false,
-           py::arg("max_len_a") = 1.0f, py::arg("max_len_b") = 50)
-      .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"),
-           py::arg("beam") = 4, py::arg("alpha") = 0.6f, py::arg("nbest") = 1,
-           py::arg("return_attention") = false, py::arg("max_len_a") = 1.0f,
-           py::arg("max_len_b") = 50)
-      .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"),
-           py::arg("alpha") = 0.6f, py::arg("batch_tokens") = 2000)
+      .def("translate", &PyTranslator::translate, py::arg("texts"), py::kw_only(),
+           py::arg("return_attention") = false, translate_doc.c_str())
+      .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"), py::kw_only(),
+           py::arg("return_attention") = false,
+           "The same for sources already in vocabulary ids (without EOS).")
+      .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
+           py::arg("batch_tokens") = 2000, score_doc.c_str())
       .def_property_readonly("model_dir", [](const PyTranslator& t) { return t.loaded().dir(); })
       .def_property_readonly("model_dirs", &PyTranslator::model_dirs,
                              "every member's directory (one unless an ensemble)")

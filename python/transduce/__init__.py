@@ -27,6 +27,7 @@ from ._transduce import (  # noqa: F401  (re-exported)
     chrf,
     load_weights,
     num_cores,
+    search_options,
     set_threads,
     train,
 )
@@ -34,7 +35,7 @@ from ._transduce import (  # noqa: F401  (re-exported)
 __all__ = [
     "Attention", "BLEUScore", "CHRFScore", "Error", "PairScore", "Parse", "Parser", "Repairs",
     "Tokenizer", "Translation", "Translator", "bleu", "chrf", "load_weights", "num_cores", "parse",
-    "set_threads", "train",
+    "search_options", "set_threads", "train",
 ]
 
 

@@ -80,23 +80,27 @@ class Translator:
     def translate(
         self,
         texts: Sequence[str],
+        *,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: Literal[1] = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation]: ...
     @overload
     def translate(
         self,
         texts: Sequence[str],
+        *,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation] | list[list[Translation]]:
         """Translates each text: with nbest 1 its best translation, else a list of up to nbest,
         best first. Beam 1 is greedy search. An empty text gives an empty translation; a text
@@ -104,18 +108,21 @@ class Translator:
     def translate_pieces(
         self,
         sources: Sequence[Sequence[int]],
+        *,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation] | list[list[Translation]]:
         """The same for sources already in vocabulary ids (without EOS)."""
     def score(
         self,
         sources: Sequence[str],
         targets: Sequence[str],
+        *,
         alpha: float = 0.6,
         batch_tokens: int = 2000,
     ) -> list[PairScore]:
@@ -159,6 +166,7 @@ class Parser:
     def parse(
         self,
         sentences: Sequence[str],
+        *,
         beam: int | None = None,
         alpha: float | None = None,
         free: bool = False,
@@ -236,3 +244,8 @@ def set_threads(n: int) -> int:
     """Threads for BLAS and the calling thread's kernels (n <= 0: all cores)."""
 
 def num_cores() -> int: ...
+
+def search_options() -> list[dict[str, Any]]:
+    """Every search option (beam, alpha, ...) as {key, kind, default, help}: the keyword
+    arguments of Translator.translate and Parser.parse, the flags of `transduce translate` and
+    the fields of the service's requests."""

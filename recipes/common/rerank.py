@@ -13,7 +13,7 @@ the source badly, which the forward model alone cannot see. Weight 0 keeps the b
 import json
 from pathlib import Path
 
-from recipe_tools import write_lines
+from processes import write_lines
 
 
 def read_nbest(path, count):

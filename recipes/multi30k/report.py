@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from recipe_tools import (clock, fmt, git_commit, loss_and_perplexity_panels,  # noqa: E402
-                          machine, panel, read_log, svg, training_summary, update_batches,
-                          write_atomically)
+from machine import git_commit, machine  # noqa: E402
+from mpi import update_batches  # noqa: E402
+from plot import loss_and_perplexity_panels, panel, svg  # noqa: E402
+from processes import write_atomically  # noqa: E402
+from training_log import clock, fmt, read_log, training_summary  # noqa: E402
 
 
 def configured_settings(prof, ranks=1):
@@ -20,7 +22,7 @@ def configured_settings(prof, ranks=1):
         "batch_tokens": tokens * accum * ranks, "warmup": prof["warmup"],
         "lr_scale": prof["lr_scale"], "lr_schedule": prof.get("lr_schedule", "inverse-sqrt"),
         "minutes_limit": prof.get("minutes"), "steps_limit": prof.get("steps"),
-        "precision": prof.get("precision", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
+        "precision": prof.get("compute_type", "fp32"), "ema_decay": prof.get("ema_decay") or 0,
         "rdrop": prof.get("rdrop") or 0, "ranks": ranks,
         "batch_parts": accum * ranks,
     }

@@ -3,7 +3,9 @@
 import json
 from pathlib import Path
 
-from recipe_tools import clock, fmt, git_commit, machine, write_atomically
+from machine import git_commit, machine
+from processes import write_atomically
+from training_log import clock, fmt
 
 # Table 2 of the paper, newstest2014 BLEU (tokenised, compounds split).
 PAPER = {("en-de", "base"): 27.3, ("en-de", "big"): 28.4, ("en-fr", "base"): 38.1,

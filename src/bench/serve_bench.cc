@@ -14,6 +14,7 @@
 
 #include "core/child_process.h"
 #include "core/error.h"
+#include "decode/search_options.h"
 
 namespace transduce::bench {
 
@@ -54,9 +55,9 @@ ServeBenchResult run_serve_bench(const ServeBenchOptions& o) {
   std::vector<int> status(static_cast<size_t>(total), 0);
   std::vector<std::string> failure(static_cast<size_t>(total));
   auto body = [&](int i) {
-    return nlohmann::json{{"text", {o.sentences[static_cast<size_t>(i) % o.sentences.size()]}},
-                          {"beam", o.beam}}
-        .dump();
+    nlohmann::json request = search_options_json(o.search, {"beam"});
+    request["text"] = {o.sentences[static_cast<size_t>(i) % o.sentences.size()]};
+    return request.dump();
   };
   // Each client: one untimed request (the server's first batches size its arenas), then its timed
   // ones once every client is ready, on a new connection: one left idle at the barrier could meet

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "decode/search.h"
+
 namespace transduce::bench {
 
 struct ServeBenchOptions {
@@ -15,8 +17,8 @@ struct ServeBenchOptions {
   std::string model_dir;
   std::vector<std::string> sentences;  // request i sends sentences[i % size]
   int clients = 64;
-  int requests = 20;  // per client
-  int beam = 4;
+  int requests = 20;       // per client
+  SearchOptions search;    // what each request asks for: its beam
   int server_threads = 0;  // the server's --threads (0: all cores)
   // Arguments added to `serve` for this run, e.g. {"--batch-requests", "1"}.
   std::vector<std::string> serve_args;

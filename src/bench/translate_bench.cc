@@ -87,7 +87,6 @@ void force_output_lengths(SearchOptions& options, std::vector<int64_t> lengths, 
 TranslateBenchResult run_translate_bench(Transformer& model, const TranslateBenchOptions& o) {
   if (o.batch_sentences <= 0)
     fail("bench translate: --batch must be positive, got {}", o.batch_sentences);
-  if (!o.greedy && o.beam < 1) fail("bench translate: --beam must be at least 1, got {}", o.beam);
   if (o.warmup_batches < 0)
     fail("bench translate: warm-up batches must not be negative, got {}", o.warmup_batches);
   const int64_t vocab = model.config().vocab_size;
@@ -97,20 +96,18 @@ TranslateBenchResult run_translate_bench(Transformer& model, const TranslateBenc
 
   TranslateBenchResult r;
   r.search = o.greedy ? "greedy" : "beam";
-  r.beam = o.greedy ? 1 : o.beam;
+  r.beam = o.greedy ? 1 : o.search.beam;
   r.threads = num_threads();
   r.sentences = o.sentences;
   for (const auto& words : sources) r.source_words += static_cast<int64_t>(words.size());
   r.source_tokens = r.source_words + r.sentences;
 
-  SearchOptions base;
-  base.beam = r.beam;
-  base.alpha = o.alpha;
   // The length limit must not bind before the forced EOS at step L (checked below). Its default,
   // source tokens (words + EOS) + 50, is the toolkit's and real-text decoding's, so the decoder
   // cache is sized as it is there.
-  base.max_len_a = o.max_len_a;
-  base.max_len_b = o.max_len_b;
+  SearchOptions base = o.search;
+  base.beam = r.beam;
+  base.nbest = 1;
 
   // Everything but the search is prepared before the clock starts.
   struct Work {

@@ -42,12 +42,9 @@ struct TranslateBenchOptions {
   int sentences = kDecodeSentences;
   int batch_sentences = 100;
   bool greedy = false;  // greedy_search (reported as beam 1); otherwise beam_search with `beam`
-  int beam = 4;
-  float alpha = 0.6f;  // GNMT length penalty ((5 + len) / 6)^alpha, len counting EOS
-  // Output length limit a * source tokens + b (SearchOptions): it only sizes the decoder cache
-  // here, and must leave room for the forced length (the run fails otherwise).
-  float max_len_a = 1.0f;
-  int max_len_b = 50;
+  // The beam, the length penalty and the output length limit, which only sizes the decoder cache
+  // here and must leave room for the forced length (the run fails otherwise).
+  SearchOptions search;
   uint64_t data_seed = 1;  // the sources
   // Source lengths in words, drawn uniformly (the default workload's 15..25; long inputs for
   // restricted self-attention).

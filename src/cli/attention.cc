@@ -9,13 +9,15 @@
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "decode/translator.h"
 #include "io/atomic_file.h"
 #include "serve/api.h"
 #include "serve/web_page.h"
-#include "text/utf8.h"
 
 namespace transduce::cli {
 
@@ -85,11 +87,8 @@ void register_attention(CLI::App& app) {
   cmd->add_option("-o,--output", f->html, "the HTML file to write (self-contained)")->required();
   cmd->add_option("--attention", f->json,
                   "also write the attention weights to this JSON file (as translate --attention)");
-  SearchOptions& s = f->options.search;
-  cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
+  add_option_flags(*cmd, search_option_specs(), f->options.search,
+                   {"beam", "alpha", "max_len_a", "max_len_b"});
   cmd->callback([f] { run_attention(*f); });
 }
 

@@ -12,6 +12,8 @@
 #include "bench/translate_bench.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "cli/option_flags.h"
+#include "decode/search_options.h"
 #include "model/precision.h"
 #include "ops/ops.h"
 
@@ -110,13 +112,11 @@ void run_train(const TrainBenchFlags& f) {
 
 struct TranslateBenchFlags {
   ModelFlags model;
-  int beam = 4;
-  float alpha = 0.6f;
+  SearchOptions search;  // beam, alpha, max_len_b
   bool greedy_only = false;
   bool beam_only = false;
   int sentences = bench::kDecodeSentences;
   int batch = 100;
-  int max_len_b = 50;
   int min_words = 15, max_words = 25;
   uint64_t init_seed = 1;
   std::string compute_type = "fp32";
@@ -151,9 +151,7 @@ void run_translate(const TranslateBenchFlags& f) {
   bench::TranslateBenchOptions o;
   o.sentences = f.sentences;
   o.batch_sentences = f.batch;
-  o.beam = f.beam;
-  o.alpha = f.alpha;
-  o.max_len_b = f.max_len_b;
+  o.search = f.search;
   o.min_words = f.min_words;
   o.max_words = f.max_words;
 
@@ -179,10 +177,10 @@ void run_translate(const TranslateBenchFlags& f) {
     j["source_tokens"] = first.source_tokens;
     j["threads"] = first.threads;
     j["warmup_batches"] = o.warmup_batches;
-    j["max_len_a"] = o.max_len_a;
-    j["max_len_b"] = o.max_len_b;
+    j["max_len_a"] = o.search.max_len_a;
+    j["max_len_b"] = o.search.max_len_b;
     j["runs"] = nlohmann::json::array();
-    for (const auto& r : runs) j["runs"].push_back(to_json(r, o.alpha));
+    for (const auto& r : runs) j["runs"].push_back(to_json(r, o.search.alpha));
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -200,7 +198,7 @@ void run_translate(const TranslateBenchFlags& f) {
   for (const auto& r : runs) {
     const std::string name = r.search == "greedy"
                                  ? "greedy (beam 1)"
-                                 : fmt::format("beam {} (alpha {:g})", r.beam, o.alpha);
+                                 : fmt::format("beam {} (alpha {:g})", r.beam, o.search.alpha);
     fmt::print(
         "{:<18} {:8.2f} sentences/s  {:8.1f} output tokens/s  {:8.3f} s  ({} batches, {} "
         "warm-up)\n",
@@ -250,10 +248,7 @@ void register_bench(CLI::App& app) {
       "time forced-length decoding, beam search and greedy (../shared/BENCHMARKS.md); threads "
       "from --threads");
   t->model.add_to(*translate);
-  translate->add_option("--beam", t->beam, "beam size")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  translate->add_option("--alpha", t->alpha, "length penalty exponent")->capture_default_str();
+  add_option_flags(*translate, search_option_specs(), t->search, {"beam", "alpha", "max_len_b"});
   CLI::Option* greedy_only = translate->add_flag("--greedy,--greedy-only", t->greedy_only,
                                                  "run only greedy search (beam 1)");
   CLI::Option* beam_only = translate->add_flag("--beam-only", t->beam_only, "run only beam search");
@@ -263,12 +258,6 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   translate->add_option("--batch-sentences", t->batch, "sentences per batch")
       ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  translate
-      ->add_option("--max-len-b", t->max_len_b,
-                   "output limit: source tokens + this (sizes the decoder cache; the forced "
-                   "length ends every sentence first)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   translate->add_option("--min-words", t->min_words, "shortest source, in words")
       ->capture_default_str();

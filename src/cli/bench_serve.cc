@@ -9,8 +9,10 @@
 
 #include "bench/serve_bench.h"
 #include "cli/commands.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
 #include "core/threads.h"
+#include "decode/search_options.h"
 #include "text/corpus.h"
 
 namespace transduce::cli {
@@ -57,14 +59,10 @@ void run_bench_serve(ServeBenchFlags f) {
   }
 
   if (f.json) {
-    nlohmann::json j = {{"benchmark", "serve"},
-                        {"model", f.model_dir},
-                        {"clients", o.clients},
-                        {"requests_per_client", o.requests},
-                        {"beam", o.beam},
-                        {"server_threads", o.server_threads},
-                        {"batching_workers", f.workers},
-                        {"runs", nlohmann::json::array()}};
+    nlohmann::json j = {{"benchmark", "serve"},          {"model", f.model_dir},
+                        {"clients", o.clients},          {"requests_per_client", o.requests},
+                        {"beam", o.search.beam},         {"server_threads", o.server_threads},
+                        {"batching_workers", f.workers}, {"runs", nlohmann::json::array()}};
     for (size_t i = 0; i < modes.size(); ++i) {
       const bench::ServeBenchResult& r = results[i];
       j["runs"].push_back({{"mode", modes[i].name},
@@ -87,7 +85,7 @@ void run_bench_serve(ServeBenchFlags f) {
     fmt::print(
         "bench serve: {} clients x {} one-sentence requests, beam {}, server threads {}, "
         "batching workers {}\n",
-        o.clients, o.requests, o.beam, o.server_threads, f.workers);
+        o.clients, o.requests, o.search.beam, o.server_threads, f.workers);
     for (size_t i = 0; i < modes.size(); ++i) {
       const bench::ServeBenchResult& r = results[i];
       fmt::print(
@@ -122,9 +120,7 @@ void register_bench_serve(CLI::App& bench) {
   cmd->add_option("--requests", f->options.requests, "requests per connection")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--beam", f->options.beam, "beam of every request")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_option_flags(*cmd, search_option_specs(), f->options.search, {"beam"});
   cmd->add_option("--mode", f->modes, "both, batched or single")
       ->check(CLI::IsMember({"both", "batched", "single"}))
       ->capture_default_str();

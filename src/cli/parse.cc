@@ -11,12 +11,14 @@
 
 #include "cli/commands.h"
 #include "cli/line_stream.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "io/atomic_file.h"
 #include "parse/parse_settings.h"
 #include "parse/parser.h"
-#include "text/utf8.h"
 
 namespace transduce::cli {
 
@@ -26,6 +28,8 @@ struct ParseFlags {
   std::string model_dir, input, output, stats;
   parse::ParseRequest request;
   std::string word_score = "any";
+  SearchOptions search;  // the search options given, by their flags
+  CLI::App* cmd = nullptr;
 };
 
 nlohmann::json repairs_json(const parse::Repairs& r) {
@@ -40,6 +44,8 @@ void run_parse(const ParseFlags& f) {
   // The model's own defaults, unless this command line says otherwise.
   parse::ParseRequest request = f.request;
   request.exact_pieces = f.word_score == "pieces";
+  for (const std::string& key : given_options(*f.cmd, search_option_specs()))
+    request.search[key] = find_option(search_option_specs(), key)->get(f.search);
   const parse::ParseOptions options =
       parse::parse_options(parse::require_parse_settings(f.model_dir), request);
   parse::Parser parser(loaded.model(), loaded.tokenizer(), options);
@@ -113,13 +119,11 @@ void register_parse(CLI::App& app) {
   cmd->add_option("--input", f->input, "read this file instead of stdin");
   cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   parse::ParseRequest& r = f->request;
-  cmd->add_option("--beam", r.beam, "beam size (default: the model's parse.json, 21)");
-  cmd->add_option("--alpha", r.alpha, "length penalty exponent (default: parse.json, 0.3)")
-      ->check(CLI::Range(0.0, 10.0));
-  cmd->add_option("--max-len-a", r.max_len_a,
-                  "output length limit a * source + b (default: parse.json, 1)");
-  cmd->add_option("--max-len-b", r.max_len_b,
-                  "output length limit a * source + b (default: parse.json, 300)");
+  f->cmd = cmd;
+  // Their defaults: the model's parse.json, which has these unless the parser was trained so.
+  add_option_flags(*cmd, search_option_specs(), f->search,
+                   {"beam", "alpha", "max_len_a", "max_len_b"},
+                   parse::search_defaults(parse::ParseSettings{}));
   cmd->add_option("--bracket-bonus", r.bracket_bonus,
                   "added to the log-probability of each opening bracket: above 0, more "
                   "constituents (default: parse.json, 0)")

@@ -10,9 +10,11 @@
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
 #include "decode/forced_score.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "io/atomic_file.h"
 #include "text/corpus.h"
 #include "text/special_ids.h"
@@ -23,7 +25,7 @@ namespace {
 
 struct ScorePairsFlags {
   std::string model_dir, src, tgt, output, compute_type;
-  float alpha = 0.6f;
+  SearchOptions search;  // its length penalty, as translate's
   int64_t batch_tokens = 2000;
   bool tokens = false, json = false;
 };
@@ -37,7 +39,7 @@ void run_score_pairs(const ScorePairsFlags& f) {
       [&](int side, size_t i) { return fmt::format("{}:{}", side == 0 ? f.src : f.tgt, i + 1); });
   const std::vector<std::vector<int32_t>>& targets = pairs.targets;
   const std::vector<PairScore> scores =
-      score_pairs(loaded.model(), pairs.sources, targets, f.alpha, f.batch_tokens);
+      score_pairs(loaded.model(), pairs.sources, targets, f.search.alpha, f.batch_tokens);
 
   auto write = [&](std::FILE* out) {
     for (size_t i = 0; i < scores.size(); ++i) {
@@ -84,11 +86,7 @@ void register_score_pairs(CLI::App& app) {
   cmd->add_option("--tgt", f->tgt, "their translations, one a line")->required();
   cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
-  cmd->add_option("--alpha", f->alpha,
-                  "length penalty exponent of the score, as translate's: log-probability / "
-                  "((5 + tokens + 1) / 6)^alpha")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
+  add_option_flags(*cmd, search_option_specs(), f->search, {"alpha"});
   cmd->add_option("--batch-tokens", f->batch_tokens, "tokens per batch")->capture_default_str();
   cmd->add_flag("--tokens", f->tokens,
                 "add a third field: each target token's log-probability, then EOS's");

@@ -19,9 +19,11 @@
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "serve/http_server.h"
 
 namespace transduce::cli {
@@ -77,7 +79,7 @@ void run_serve(ServeFlags f) {
   const SearchOptions& d = f.server.defaults.search;
   if (d.beam < 1 || d.beam > limits.max_beam)
     fail("--beam must be between 1 and --max-beam {}, got {}", limits.max_beam, d.beam);
-  if (d.alpha < 0) fail("--alpha must not be negative, got {}", d.alpha);
+  if (d.nbest > d.beam) fail("--nbest must be at most --beam {}, got {}", d.beam, d.nbest);
   if (f.max_wait_ms < 0) fail("--max-wait-ms must not be negative, got {}", f.max_wait_ms);
   if (limits.max_sentences > f.batching.max_queued_sentences)
     fail("--max-sentences {} is more than --max-queue {} holds", limits.max_sentences,
@@ -172,14 +174,9 @@ void register_serve(CLI::App& app) {
                   "most subword tokens a sentence (400 beyond; default: what the model takes)");
   cmd->add_option("--max-beam", l.max_beam, "largest beam a request may ask for")
       ->capture_default_str();
-  SearchOptions& d = s.defaults.search;
-  cmd->add_option("--beam", d.beam, "beam size when a request gives none")->capture_default_str();
-  cmd->add_option("--alpha", d.alpha, "length penalty when a request gives none")
-      ->capture_default_str();
-  cmd->add_option("--max-len-a", d.max_len_a, "output length limit: a * source + b")
-      ->capture_default_str();
-  cmd->add_option("--max-len-b", d.max_len_b, "output length limit: a * source + b")
-      ->capture_default_str();
+  // The defaults of requests that give none.
+  add_option_flags(*cmd, search_option_specs(), s.defaults.search,
+                   {"beam", "alpha", "max_len_a", "max_len_b", "nbest"});
   cmd->callback([f] { run_serve(*f); });
 }
 

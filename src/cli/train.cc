@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/config_file.h"
 #include "cli/model_flags.h"
-#include "cli/train_option_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
 #include "core/option_names.h"
 #include "core/shortest_float.h"
@@ -32,8 +32,7 @@ struct TrainFlags {
 TrainRequest completed_request(const TrainFlags& f) {
   TrainRequest r = f.request;
   r.model = f.model.resolve();
-  for (const TrainOptionSpec& spec : train_option_specs())
-    if (f.cmd->get_option(spec.flag())->count() > 0) r.given_options.insert(spec.key);
+  r.given_options = given_options(*f.cmd, train_option_specs());
   r.name = [](std::string_view key) { return flag_of_key(key); };
   return r;
 }
@@ -138,7 +137,7 @@ void register_train(CLI::App& app, std::function<void(const TrainLog&)> progress
   cmd->add_option("--resume", r.resume, "model directory to continue training");
   cmd->add_option("--max-len", r.max_len, "skip pairs with a side longer than this (tokens)")
       ->capture_default_str();
-  add_train_option_flags(*cmd, r.options);
+  add_option_flags(*cmd, train_option_specs(), r.options);
   cmd->add_option("--dist-timeout", f->dist_timeout,
                   "under mpirun: seconds to wait for the other ranks before giving up")
       ->capture_default_str();

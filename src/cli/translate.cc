@@ -10,12 +10,14 @@
 #include "cli/commands.h"
 #include "cli/line_stream.h"
 #include "cli/model_flags.h"
+#include "cli/option_flags.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "decode/translator.h"
 #include "io/atomic_file.h"
 #include "serve/api.h"
-#include "text/utf8.h"
 
 namespace transduce::cli {
 
@@ -116,25 +118,9 @@ void register_translate(CLI::App& app) {
   cmd->add_option("--input", f->input, "read this file instead of stdin");
   cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
-  SearchOptions& s = f->options.search;
-  cmd->add_option("--beam", s.beam, "beam size (1: greedy)")->capture_default_str();
-  cmd->add_option("--alpha", s.alpha, "length penalty exponent")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  cmd->add_option("--max-len-a", s.max_len_a, "output length limit: a * source + b")
-      ->capture_default_str();
-  cmd->add_option("--max-len-b", s.max_len_b, "output length limit: a * source + b")
-      ->capture_default_str();
-  cmd->add_option("--nbest", s.nbest, "print this many hypotheses: `line ||| text ||| score`")
-      ->capture_default_str();
+  add_option_flags(*cmd, search_option_specs(), f->options.search);
   cmd->add_option("--batch-tokens", f->options.batch_tokens, "source tokens per batch")
       ->capture_default_str();
-  cmd->add_option("--ensemble-mean", s.ensemble,
-                  "several models: average their probabilities (prob, fairseq's rule) or their "
-                  "log-probabilities (log-prob, OpenNMT-py's)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, EnsembleMean>{
-          {"prob", EnsembleMean::kProbabilities}, {"log-prob", EnsembleMean::kLogProbabilities}}))
-      ->default_str("prob");
   cmd->add_option("--attention", f->attention,
                   "write each best translation's attention weights (every layer and head) to "
                   "this JSON file");

@@ -1,5 +1,5 @@
 // `transduce --version`: the release, and what this build was built with, for bug reports and
-// for scripts that choose between one process and MPI ranks (recipes/common/recipe_tools.py).
+// for scripts that choose between one process and MPI ranks (recipes/common/mpi.py).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -39,7 +39,7 @@ std::vector<PairScore> score_pairs(Transformer& model,
   if (sources.size() != targets.size())
     fail("{} sources and {} targets: scoring needs one target per source", sources.size(),
          targets.size());
-  if (batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", batch_tokens);
+  if (batch_tokens <= 0) fail("batch_tokens must be positive, got {}", batch_tokens);
   const int64_t n = static_cast<int64_t>(sources.size()), vocab = model.config().vocab_size;
   // Sources and decoder inputs take one position more than their pieces (EOS, BOS).
   const int64_t limit = model.config().max_positions - 1;

@@ -175,9 +175,9 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
 std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
                                                  const Tensor& src, const SearchOptions& o,
                                                  std::span<SearchArenas> arenas) {
-  if (o.beam < 1) fail("--beam must be at least 1, got {}", o.beam);
+  if (o.beam < 1) fail("beam must be at least 1, got {}", o.beam);
   if (o.nbest < 1 || o.nbest > o.beam)
-    fail("--nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
+    fail("nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
   const int64_t batch = src.dim(0), k = o.beam;
   Members members(models, arenas, src, o, k);
   const int64_t vocab = members.vocab();

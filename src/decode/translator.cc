@@ -18,7 +18,7 @@ bool blank(const std::string& s) {
 }
 
 void check_options(const TranslateOptions& o) {
-  if (o.batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", o.batch_tokens);
+  if (o.batch_tokens <= 0) fail("batch_tokens must be positive, got {}", o.batch_tokens);
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
                                                     const SearchOptions& options,
                                                     int64_t batch_tokens,
                                                     std::span<SearchArenas> arenas) {
-  if (batch_tokens <= 0) fail("--batch-tokens must be positive, got {}", batch_tokens);
+  if (batch_tokens <= 0) fail("batch_tokens must be positive, got {}", batch_tokens);
   if (models.empty()) fail("a search needs at least one model");
   const int64_t n = static_cast<int64_t>(pieces.size());
   const int64_t limit = source_limit(models);

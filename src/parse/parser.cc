@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "decode/search_options.h"
 
 namespace transduce::parse {
 
@@ -90,12 +91,19 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
+SearchOptions search_defaults(const ParseSettings& settings) {
+  SearchOptions o;
+  o.beam = settings.beam;
+  o.alpha = settings.alpha;
+  o.max_len_a = settings.max_len_a;
+  o.max_len_b = settings.max_len_b;
+  return o;
+}
+
 ParseOptions parse_options(const ParseSettings& settings, const ParseRequest& request) {
   ParseOptions o;
-  o.search.beam = request.beam.value_or(settings.beam);
-  o.search.alpha = request.alpha.value_or(settings.alpha);
-  o.search.max_len_a = request.max_len_a.value_or(settings.max_len_a);
-  o.search.max_len_b = request.max_len_b.value_or(settings.max_len_b);
+  o.search = search_defaults(settings);
+  apply_search_options(request.search, o.search);
   o.batch_tokens = request.batch_tokens;
   o.constrained = !request.free && settings.constrained;
   const std::optional<TreeScheme> scheme = scheme_from_name(settings.scheme);

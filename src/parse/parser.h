@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "decode/search.h"
 #include "decode/translator.h"
 #include "parse/linearize.h"
@@ -65,12 +67,16 @@ class Parser {
 
 // What a caller asks of decoding; what it leaves out comes from the parser's parse.json.
 struct ParseRequest {
-  std::optional<int> beam, max_len_b;
-  std::optional<float> alpha, max_len_a, bracket_bonus;
+  // Search options (decode/search_options.h) by key, over parse.json's: {"beam": 8}.
+  nlohmann::json search = nlohmann::json::object();
+  std::optional<float> bracket_bonus;
   bool free = false;          // no tree constraint: outputs are repaired into trees instead
   bool exact_pieces = false;  // the words scheme: score each word's own pieces, not "a word"
   int64_t batch_tokens = 4000;
 };
+// The search options parse.json gives: the paper's beam 21, alpha 0.3, input + 300 tokens unless
+// the parser was trained with others.
+SearchOptions search_defaults(const ParseSettings& settings);
 // The options a parser with `settings` decodes with for `request`.
 ParseOptions parse_options(const ParseSettings& settings, const ParseRequest& request);
 // MODEL_DIR/parse.json, or an error saying the directory is not a parser.

@@ -1,11 +1,14 @@
 #include "serve/api.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "decode/attention_maps.h"
+#include "decode/search_options.h"
 #include "text/tokenizer.h"
 
 namespace transduce {
@@ -34,20 +37,6 @@ std::string type_of(const json& v) {
     default:
       return "a number";
   }
-}
-
-int64_t integer_field(const json& body, const char* name, int64_t lo, int64_t hi,
-                      const std::string& limit = "") {
-  const json& v = body.at(name);
-  const bool integral = v.is_number_integer() ||
-                        (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-  if (!integral) throw bad(fmt::format("\"{}\" must be an integer, got {}", name, type_of(v)));
-  const double x = v.get<double>();
-  if (x < static_cast<double>(lo) || x > static_cast<double>(hi))
-    throw ApiError(400,
-                   fmt::format("\"{}\" must be between {} and {}, got {}", name, lo, hi, v.dump()),
-                   limit, limit.empty() ? 0 : hi);
-  return static_cast<int64_t>(x);
 }
 
 json pieces(const std::vector<int32_t>& ids, const Tokenizer& tokenizer) {
@@ -80,6 +69,11 @@ json attention_file_sentence(int64_t line, const std::string& source, const Tran
       {"translation", best.text},
       {"score", json_float(best.score)},
       {"attention", best.attention ? attention_json(*best.attention, tokenizer) : json(nullptr)}};
+}
+
+bool is_request_search_option(std::string_view key) {
+  return std::find(kRequestSearchOptions.begin(), kRequestSearchOptions.end(), key) !=
+         kRequestSearchOptions.end();
 }
 
 json error_json(const ApiError& e) {
@@ -116,9 +110,9 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   }
   if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));
   for (const auto& [key, value] : doc.items()) {
-    if (key != "text" && key != "beam" && key != "alpha" && key != "nbest" && key != "attention")
-      throw bad(
-          fmt::format("unknown field \"{}\" (known: text, beam, alpha, nbest, attention)", key));
+    if (key != "text" && key != "attention" && !is_request_search_option(key))
+      throw bad(fmt::format("unknown field \"{}\" (known: text, {}, attention)", key,
+                            fmt::join(kRequestSearchOptions, ", ")));
   }
   if (!doc.contains("text")) throw bad("missing field \"text\" (a string or an array of strings)");
 
@@ -144,22 +138,32 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
 
   r.options = defaults;
   SearchOptions& s = r.options.search;
-  if (doc.contains("beam"))
-    s.beam = static_cast<int>(integer_field(doc, "beam", 1, limits.max_beam, "max_beam"));
-  if (doc.contains("nbest"))
-    s.nbest = static_cast<int>(integer_field(doc, "nbest", 1, s.beam));
-  else
-    s.nbest = std::min(s.nbest, s.beam);
+  if (!doc.contains("nbest")) s.nbest = std::min(s.nbest, s.beam);
+  for (const SearchOptionSpec& spec : search_option_specs()) {
+    if (!is_request_search_option(spec.key) || !doc.contains(spec.key)) continue;
+    const json& v = doc[spec.key];
+    // The service narrows two ranges: the beam to its max_beam, nbest to the request's beam.
+    OptionInfo narrowed = spec;
+    std::string limit;
+    if (spec.key == "beam") {
+      narrowed.max = limits.max_beam;
+      limit = "max_beam";
+    }
+    if (spec.key == "nbest") narrowed.max = s.beam;
+    if (v.is_number()) {
+      if (const std::optional<std::string> problem = narrowed.range_problem(v.get<double>())) {
+        throw ApiError(400, fmt::format("\"{}\" {}, got {}", spec.key, *problem, v.dump()), limit,
+                       limit.empty() ? 0 : static_cast<int64_t>(*narrowed.max));
+      }
+    }
+    try {
+      spec.set(v, s);
+    } catch (const Error& e) {
+      throw bad(fmt::format("\"{}\" {}", spec.key, e.what()));
+    }
+  }
   if (s.nbest > s.beam)
     throw bad(fmt::format("\"nbest\" ({}) must not exceed \"beam\" ({})", s.nbest, s.beam));
-  if (doc.contains("alpha")) {
-    const json& a = doc["alpha"];
-    if (!a.is_number()) throw bad("\"alpha\" must be a number, got " + type_of(a));
-    const double alpha = a.get<double>();
-    if (!(alpha >= 0 && alpha <= 10))
-      throw bad(fmt::format("\"alpha\" must be between 0 and 10, got {}", a.dump()));
-    s.alpha = static_cast<float>(alpha);
-  }
   if (doc.contains("attention")) {
     const json& a = doc["attention"];
     if (!a.is_boolean()) throw bad("\"attention\" must be true or false, got " + type_of(a));

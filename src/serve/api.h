@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,10 +51,15 @@ struct TranslateRequest {
   TranslateOptions options;                   // defaults overridden by the request
 };
 
+// The search options (decode/search_options.h) a request may set, by their keys.
+inline const std::vector<std::string> kRequestSearchOptions = {"beam", "alpha", "max_len_a",
+                                                               "max_len_b", "nbest"};
+bool is_request_search_option(std::string_view key);
+
 // Reads {"text": "..." | ["...", ...], "beam": 4, "alpha": 0.6, "nbest": 1, "attention": false}
-// (only "text" is required). Malformed JSON, a field of the wrong type or value, or an unknown
-// field is a 400; too many sentences a 413; a sentence of more pieces than the limit, or of more
-// bytes than max_sentence_bytes, a 400.
+// and the other search options of kRequestSearchOptions (only "text" is required). Malformed JSON,
+// a field of the wrong type or value, or an unknown field is a 400; too many sentences a 413; a
+// sentence of more pieces than the limit, or of more bytes than max_sentence_bytes, a 400.
 TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
                                          const ServiceLimits& limits,
                                          const TranslateOptions& defaults);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "decode/search_options.h"
 #include "serve/web_page.h"
 
 namespace transduce {
@@ -103,9 +104,7 @@ void TranslationServer::routes() {
   model["batching"] = {{"batch_tokens", b.batch_tokens},
                        {"batch_requests", b.batch_requests},
                        {"max_wait_ms", static_cast<double>(b.max_wait.count()) / 1000.0}};
-  model["defaults"] = {{"beam", options_.defaults.search.beam},
-                       {"alpha", json_float(options_.defaults.search.alpha)},
-                       {"nbest", options_.defaults.search.nbest}};
+  model["defaults"] = search_options_json(options_.defaults.search, kRequestSearchOptions);
   http_->Get("/v1/model", [model](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, model);
   });

@@ -10,8 +10,8 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "text/tokenizer.h"
-#include "text/utf8.h"
 
 namespace transduce {
 namespace {

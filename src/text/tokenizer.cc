@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "io/atomic_file.h"
 #include "text/special_ids.h"
-#include "text/utf8.h"
 
 // Exported by libsentencepiece (the Python binding's set_random_generator_seed) but not declared
 // in its public headers. A fixed seed makes sentence sampling, and so the vocabulary, repeatable.

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/option_spec.h"
 #include "model/precision.h"
 #include "train/adam.h"
 #include "train/lr_schedule.h"
@@ -73,32 +74,7 @@ struct TrainOptions {
 };
 
 // One training option as the outside sees it.
-struct TrainOptionSpec {
-  // How its value is written: in JSON a number (integer or real), a string, one of `choices`, or
-  // a list of them.
-  enum class Kind { kInteger, kReal, kText, kChoice, kChoices };
-
-  std::string key;  // state.json, configuration files, Python; the flag is --key with '-' for '_'
-  std::string help;
-  Kind kind = Kind::kInteger;
-  std::vector<std::string> choices;  // kChoice and kChoices
-  // The range of a number: at least `min` (above, when min_open), at most `max` (below, when
-  // max_open).
-  std::optional<double> min, max;
-  bool min_open = false, max_open = false;
-  std::string old_key;  // the key older state.json files used, read when `key` is absent
-
-  // The option's value in `o` as JSON, and `v` written into `o`; set() fails with "must be ..."
-  // (without the key) when v is not of the option's kind, its type's range or its range.
-  std::function<nlohmann::json(const TrainOptions& o)> get;
-  std::function<void(const nlohmann::json& v, TrainOptions& o)> set;
-
-  std::string flag() const;  // "--batch-tokens"
-  // What is wrong with the number v against the range ("must be at least 1"), if anything.
-  std::optional<std::string> range_problem(double v) const;
-  // The range in words, for help texts ("at least 0, below 1"); empty when unbounded.
-  std::string range_text() const;
-};
+using TrainOptionSpec = OptionSpec<TrainOptions>;
 
 // Every training option, in the order `transduce train --help` lists them.
 const std::vector<TrainOptionSpec>& train_option_specs();

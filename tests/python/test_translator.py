@@ -2,9 +2,11 @@
 model: identical translations, n-best lists, scores and attention weights; its arrays' shapes and
 types; its errors; and its behaviour under several Python threads."""
 
+import ast
 import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -210,3 +212,29 @@ def test_the_gil_is_released_while_translating(model, translator):
     # With the GIL held the ticker could run only at the call's two ends.
     assert ended - started > 0.2
     assert len(during) > 20
+
+
+def test_the_search_keywords_are_the_declared_options(translator):
+    """translate()'s keyword arguments come from the search options' one declaration
+    (decode/search_options.h): the stub lists exactly those with the declared defaults, the
+    docstring names each, and a keyword outside it is Python's TypeError."""
+    declared = {o["key"]: o["default"] for o in transduce.search_options()}
+    assert {"beam", "alpha", "nbest", "max_len_a", "max_len_b"} <= declared.keys()
+    stub = ast.parse((Path(transduce.__file__).parent / "__init__.pyi").read_text())
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Translator")
+    translate = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "translate"]
+    for f in translate:
+        stubbed = {a.arg: ast.literal_eval(d) for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)}
+        stubbed.pop("return_attention")
+        assert stubbed.keys() == declared.keys()
+        for key, default in declared.items():
+            if isinstance(default, float):
+                assert stubbed[key] == pytest.approx(default), key
+            else:
+                assert stubbed[key] == default, key
+    for key in declared:
+        assert f"{key}=" in transduce.Translator.translate.__doc__, key
+    with pytest.raises(TypeError, match="unexpected keyword argument 'beams'"):
+        translator.translate(["a dog"], beams=2)
+    with pytest.raises(transduce.Error, match="alpha must be between 0 and 10, got -1"):
+        translator.translate(["a dog"], alpha=-1)

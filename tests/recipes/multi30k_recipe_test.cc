@@ -94,7 +94,7 @@ class Multi30kRecipe : public ::testing::Test {
 
 TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   const fs::path out = dir_ / "run";
-  const auto r = run_shell(command("--out " + out.string()));
+  const auto r = run_shell(command("--output " + out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
 
   // Stage outputs.
@@ -202,7 +202,7 @@ TEST_F(Multi30kRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 
   // --decode-only redoes averaging, tuning and the tests with the trained model, untouched.
-  const auto again = run_shell(command("--decode-only --out " + out.string()));
+  const auto again = run_shell(command("--decode-only --output " + out.string()));
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_EQ(again.out.find(" train "), std::string::npos) << again.out;
   EXPECT_EQ(read_lines(out / "model" / "train_log.jsonl"), log);
@@ -219,7 +219,7 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
   // Leak checking off for this run's processes in the sanitizer build: Open MPI's plugins leak
   // (see tests/dist/data_parallel_cli_test.cc); the other recipe tests keep it on.
   const auto r = run_shell("env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 " +
-                           command("--ranks 2 --out " + out.string()));
+                           command("--ranks 2 --output " + out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   // 2 ranks with half the profile's 600 tokens each, 30 updates, and the recipe went on to decode.
   EXPECT_NE(r.out.find("batches of 300 tokens x 1 accumulated x 2 ranks"), std::string::npos)
@@ -234,7 +234,7 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
   for (const bool decode_only : {false, true}) {
     SCOPED_TRACE(decode_only ? "--decode-only" : "trained");
     if (decode_only) {
-      const auto again = run_shell(command("--decode-only --out " + out.string()));
+      const auto again = run_shell(command("--decode-only --output " + out.string()));
       ASSERT_EQ(again.status, 0) << again.out;
     }
     const nlohmann::json t = read_json(out / "results.json")["training"];
@@ -250,7 +250,7 @@ TEST_F(Multi30kRecipe, TrainsOnTwoRanks) {
 // place of the profile's limit.
 TEST_F(Multi30kRecipe, TrainsInBf16ForAGivenNumberOfSteps) {
   const fs::path out = dir_ / "run";
-  const auto r = run_shell(command("--precision bf16 --steps 12 --out " + out.string()));
+  const auto r = run_shell(command("--compute-type bf16 --steps 12 --output " + out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("; GEMMs bf16 ("), std::string::npos) << r.out;
   std::ifstream in(out / "results.json");
@@ -269,7 +269,7 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   const fs::path out = dir_ / "run";
   const auto r = run_shell(
       command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 "
-              "--vocab 150 --label-smoothing 0.2 --batch-parts 3 --out " +
+              "--vocab-size 150 --label-smoothing 0.2 --batch-parts 3 --output " +
               out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("batches of 200 tokens x 3 accumulated;"), std::string::npos) << r.out;
@@ -300,19 +300,20 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   };
   expect_trained_settings("trained");
 
-  const auto again = run_shell(command("--decode-only --out " + out.string()));
+  const auto again = run_shell(command("--decode-only --output " + out.string()));
   ASSERT_EQ(again.status, 0) << again.out;
   expect_trained_settings("--decode-only");
-  const auto other = run_shell(
-      command("--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --batch-parts 1 --out " +
-              out.string()));
+  const auto other = run_shell(command(
+      "--decode-only --lr-scale 2 --rdrop 0 --lr-schedule linear --batch-parts 1 --output " +
+      out.string()));
   ASSERT_EQ(other.status, 0) << other.out;
   expect_trained_settings("--decode-only with other flags");
   // The vocabulary is the trained model's: --decode-only refuses another.
-  const auto vocab = run_shell(command("--decode-only --vocab 100 --out " + out.string()));
+  const auto vocab = run_shell(command("--decode-only --vocab-size 100 --output " + out.string()));
   EXPECT_NE(vocab.status, 0);
-  EXPECT_NE(vocab.out.find("--vocab goes without --decode-only"), std::string::npos) << vocab.out;
-  const auto parts = run_shell(command("--batch-parts 0 --out " + (dir_ / "x").string()));
+  EXPECT_NE(vocab.out.find("--vocab-size goes without --decode-only"), std::string::npos)
+      << vocab.out;
+  const auto parts = run_shell(command("--batch-parts 0 --output " + (dir_ / "x").string()));
   EXPECT_NE(parts.status, 0);
   EXPECT_NE(parts.out.find("--batch-parts must be at least 1, got 0"), std::string::npos)
       << parts.out;
@@ -326,10 +327,10 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
 // itself against hand-computed values is tests/recipes/common/test_rerank.py's).
 TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
   const fs::path rev = dir_ / "rev", out = dir_ / "run";
-  const auto trained = run_shell(command("--pair de-en --out " + rev.string()));
+  const auto trained = run_shell(command("--pair de-en --output " + rev.string()));
   ASSERT_EQ(trained.status, 0) << trained.out;
   const std::string reverse = " --reverse-model " + (rev / "model").string();
-  const auto r = run_shell(command("--out " + out.string() + reverse));
+  const auto r = run_shell(command("--output " + out.string() + reverse));
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json results = read_json(out / "results.json");
   const nlohmann::json rr = results["decoding"]["reranking"];
@@ -350,8 +351,8 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
   for (size_t i = 0; i < one_best.size(); ++i)
     EXPECT_EQ(weight0[i], one_best[i]) << "line " << i + 1;
 
-  const auto again = run_shell(
-      command("--decode-only --rerank-weight 0.5 --rerank-beam 3 --out " + out.string() + reverse));
+  const auto again = run_shell(command(
+      "--decode-only --rerank-weight 0.5 --rerank-beam 3 --output " + out.string() + reverse));
   ASSERT_EQ(again.status, 0) << again.out;
   results = read_json(out / "results.json");
   EXPECT_EQ(results["decoding"]["reranking"]["weight"], 0.5);
@@ -392,7 +393,7 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
        "--rerank-weight needs --reverse-model and must be 0 or more"},
       {"--rerank-weight 0.5", "--rerank-weight needs --reverse-model and must be 0 or more"}};
   for (const auto& [flags, line] : refused) {
-    const auto bad = run_shell(command("--decode-only " + flags + " --out " + out.string()));
+    const auto bad = run_shell(command("--decode-only " + flags + " --output " + out.string()));
     EXPECT_EQ(bad.status, 1) << flags;
     EXPECT_EQ(bad.out, "recipes/multi30k: " + line + "\n") << flags;
   }
@@ -403,7 +404,7 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
 // scores are those of `transduce translate` with those models.
 TEST_F(Multi30kRecipe, TrainsMembersAtOnceAndLetsValChooseTheirEnsemble) {
   const fs::path out = dir_ / "run";
-  const auto r = run_shell(command("--members 2 --seed 5 --steps 12 --out " + out.string()));
+  const auto r = run_shell(command("--members 2 --seed 5 --steps 12 --output " + out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* m : {"model", "model-2"}) {
     SCOPED_TRACE(m);
@@ -456,14 +457,14 @@ TEST_F(Multi30kRecipe, TrainsMembersAtOnceAndLetsValChooseTheirEnsemble) {
     want += l + "\n";
   EXPECT_EQ(again.out, want);
 
-  const auto both = run_shell(command("--members 2 --ranks 2 --out " + (dir_ / "x").string()));
+  const auto both = run_shell(command("--members 2 --ranks 2 --output " + (dir_ / "x").string()));
   EXPECT_NE(both.status, 0);
   EXPECT_NE(both.out.find("--members or --ranks"), std::string::npos) << both.out;
 }
 
 TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
   fs::remove(data_ / "val.de");
-  const auto r = run_shell(command("--out " + (dir_ / "run").string()));
+  const auto r = run_shell(command("--output " + (dir_ / "run").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "recipes/multi30k: " + data_.string() +
                        ": missing val.de (expected raw Multi30k task 1 files)\n");
@@ -471,7 +472,7 @@ TEST_F(Multi30kRecipe, MissingDataFileIsOneClearLine) {
 
 TEST_F(Multi30kRecipe, RefusesToOverwriteAnEarlierRun) {
   fs::create_directories(dir_ / "run");
-  const auto r = run_shell(command("--out " + (dir_ / "run").string()));
+  const auto r = run_shell(command("--output " + (dir_ / "run").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("exists: give --force"), std::string::npos) << r.out;
 }
@@ -485,7 +486,7 @@ TEST_F(Multi30kRecipe, DownloadsTheReleaseWhenAsked) {
   ASSERT_EQ(run_shell("gzip " + (release / "*").string()).status, 0);
   const fs::path out = dir_ / "run";
   const auto r = run_shell(
-      command("--download --release-url file://" + release.string() + " --out " + out.string(),
+      command("--download --release-url file://" + release.string() + " --output " + out.string(),
               /*with_data=*/false));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("downloading file://" + release.string() + "/train.en.gz"),
@@ -500,7 +501,7 @@ TEST_F(Multi30kRecipe, DownloadsTheReleaseWhenAsked) {
 TEST_F(Multi30kRecipe, UnreachableReleaseIsOneClearLine) {
   const auto r =
       run_shell(command("--download --release-url file://" + (dir_ / "nowhere").string() +
-                            " --out " + (dir_ / "run").string(),
+                            " --output " + (dir_ / "run").string(),
                         /*with_data=*/false));
   EXPECT_EQ(r.status, 1);
   const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);

@@ -68,7 +68,7 @@ class PtbParseRecipe : public ::testing::Test {
 
 TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   const fs::path out = dir_ / "run";
-  const CommandResult r = run_shell(command(treebanks() + " --out " + out.string()), false);
+  const CommandResult r = run_shell(command(treebanks() + " --output " + out.string()), false);
   ASSERT_EQ(r.status, 0) << r.out;
   // The last line: the test F1 and the dev F1.
   const std::vector<std::string> lines = lines_of(r.out);
@@ -130,7 +130,8 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   // --decode-only redoes the decoding on the same model, and its report states what the model
   // trained with whatever training flags it is given.
   const CommandResult redo = run_shell(
-      command("--decode-only --scheme xx --word-swaps 0 --minutes 3 --out " + out.string()), false);
+      command("--decode-only --scheme xx --word-swaps 0 --minutes 3 --output " + out.string()),
+      false);
   ASSERT_EQ(redo.status, 0) << redo.out;
   EXPECT_EQ(lines_of(redo.out).back(), lines.back());
   const nlohmann::json redone = read_json(out / "results.json");
@@ -151,7 +152,7 @@ TEST_F(PtbParseRecipe, TrainsOnTwoRanksWithTheirShareOfTheThreads) {
   // Leak checking off for the MPI processes in the sanitizer build (Open MPI's plugins leak).
   const CommandResult r =
       run_shell("env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 " +
-                    command(treebanks() + " --threads 2 --ranks 2 --out " + out.string()),
+                    command(treebanks() + " --threads 2 --ranks 2 --output " + out.string()),
                 false);
   ASSERT_EQ(r.status, 0) << r.out;
   // Each rank with 1 of the 2 threads (with --threads 2 meaning each rank's, "2 threads each").
@@ -161,22 +162,22 @@ TEST_F(PtbParseRecipe, TrainsOnTwoRanksWithTheirShareOfTheThreads) {
 
 TEST_F(PtbParseRecipe, BadArgumentsAreOneClearLine) {
   const std::string dev = testing::shared_data_file("ptb-sample/dev.trees");
-  CommandResult r = run_shell(command("--train " + dev + " --out " + (dir_ / "a").string()));
+  CommandResult r = run_shell(command("--train " + dev + " --output " + (dir_ / "a").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "recipes/ptb-parse: give all of --train, --dev and --test, or none\n");
   r = run_shell(command("--train " + dev + " --dev " + dev + " --test " + (dir_ / "no").string() +
-                        " --out " + (dir_ / "b").string()));
+                        " --output " + (dir_ / "b").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,
             "recipes/ptb-parse: " + (dir_ / "no").string() + ": no such treebank file (--test)\n");
   fs::create_directories(dir_ / "c");
-  r = run_shell(command(treebanks() + " --out " + (dir_ / "c").string()));
+  r = run_shell(command(treebanks() + " --output " + (dir_ / "c").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("exists: give --force"), std::string::npos) << r.out;
   // A broken treebank: the binary's one line, then the stage that failed.
   std::ofstream(dir_ / "broken.trees") << "((S (NP (NN a)))\n";
   r = run_shell(command("--train " + (dir_ / "broken.trees").string() + " --dev " + dev +
-                        " --test " + dev + " --out " + (dir_ / "d").string()));
+                        " --test " + dev + " --output " + (dir_ / "d").string()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find((dir_ / "broken.trees").string() +
                        ":1: unbalanced brackets: the bracket opened here is never closed"),
@@ -204,7 +205,8 @@ TEST_F(PtbParseRecipe, DownloadsAndSplitsTheSampleByFile) {
       0);
   const fs::path out = dir_ / "run";
   const CommandResult r = run_shell(
-      command("--download --release-url file://" + zip.string() + " --out " + out.string()), false);
+      command("--download --release-url file://" + zip.string() + " --output " + out.string()),
+      false);
   ASSERT_EQ(r.status, 0) << r.out;
   // wsj_0001, 0002 and 0159 train; 0160 and 0179 dev; 0180 and 0199 test: 36, 24 and 24 trees,
   // of which the tiny profile keeps at most 200, 20 and 20.

@@ -28,7 +28,7 @@ def transduce():
 
 def recipe_args(release, out, pair="en-de"):
     return [sys.executable, RUN, "--pair", pair, "--model", "mini", "--download", "--release",
-            f"file://{release}", "--out", out, "--steps", STEPS, "--save-every", 10,
+            f"file://{release}", "--output", out, "--steps", STEPS, "--save-every", 10,
             "--batch-tokens", 400, "--vocab-size", 120, "--threads", 1,
             "--transduce", transduce()]
 

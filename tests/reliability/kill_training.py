@@ -2,14 +2,21 @@
 """Checkpoints under SIGKILL: does a training run killed 100 times end bitwise where one never
 interrupted ends?
 
-    bench/kill_training.py [--kills 100] [--seed 1] [--max-steps 3000] [--save-every 5]
-                           [--threads 1] [--data DIR | --toy] [--work DIR]
-                           [--transduce build/transduce]
+    tests/reliability/kill_training.py [--kills 100] [--seed 1] [--max-steps 3000]
+                                       [--save-every 5] [--threads 1] [--data DIR | --toy]
+                                       [--work DIR] [--transduce build/transduce]
 
-It prepares a small training job (the first --pairs pairs of Multi30k en-de from --data, or with
---toy a parallel corpus it writes itself; a 1000-piece BPE vocabulary; a 1-layer Transformer with
-d_model 32, d_ff 64, 2 heads; batches of 500 tokens; a checkpoint every --save-every updates,
-keeping 3; validation every 100 updates) and runs it once without interruption: the reference.
+    nice -n 19 tests/reliability/kill_training.py --kills 100 --seed 1      (docs/reliability.md)
+
+ctest runs a short version (Reliability.KillTraining in tests/CMakeLists.txt: 10 kills of a
+shorter job).
+
+It prepares a small training job (the first --pairs pairs of Multi30k en-de from --data, by
+default ../shared/data/multi30k; with --toy, or without --data where that folder is missing, a
+parallel corpus it writes itself; a --data folder without train.en and train.de is an error; a
+1000-piece BPE vocabulary; a 1-layer Transformer with d_model 32, d_ff 64, 2 heads; batches of
+500 tokens; a checkpoint every --save-every updates, keeping 3; validation every 100 updates) and
+runs it once without interruption: the reference.
 Then, in a second model directory, it runs the same job and SIGKILLs it --kills times at random
 moments (seeded by --seed): a fifth of the delays fall inside the start-up (reading the data and
 the checkpoint), the rest over the next updates, checkpoint writes and validations. After each
@@ -47,7 +54,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "multi30k"
 MODEL_FLAGS = ["--layers", "1", "--d-model", "32", "--d-ff", "64", "--heads", "2"]
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]")
 STEP_DIR = re.compile(r"^step-(\d{8,})$")
@@ -164,7 +172,7 @@ def write_toy_corpus(pairs, seed):
 def prepare_data(args, work):
     data = work / "data"
     data.mkdir(parents=True, exist_ok=True)
-    if args.toy or not (args.data / "train.en").is_file():
+    if args.toy or args.data is None:
         src, tgt = write_toy_corpus(args.pairs + 200, args.seed)
         source = "a toy corpus written by this script"
     else:
@@ -316,7 +324,9 @@ def main():
     p.add_argument("--save-every", type=int, default=5)
     p.add_argument("--keep", type=int, default=3)
     p.add_argument("--threads", type=int, default=1, help="transduce --threads, for every run")
-    p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "multi30k")
+    p.add_argument("--data", type=Path,
+                   help="Multi30k's folder (default ../shared/data/multi30k, or the toy corpus "
+                        "where it is missing)")
     p.add_argument("--toy", action="store_true", help="a corpus made here instead of --data")
     p.add_argument("--pairs", type=int, default=3000, help="training pairs")
     p.add_argument("--work", type=Path, default=Path("/tmp/reliability/kill_training"),
@@ -325,6 +335,12 @@ def main():
     args.transduce = args.transduce.resolve()
     if not args.transduce.is_file():
         sys.exit(f"kill_training: no binary at {args.transduce}")
+    if args.data is None and not args.toy and (DEFAULT_DATA / "train.en").is_file():
+        args.data = DEFAULT_DATA
+    if args.data is not None and not args.toy and not all(
+            (args.data / f"train.{lang}").is_file() for lang in ("en", "de")):
+        sys.exit(f"kill_training: {args.data}: no train.en and train.de (give --toy for a corpus "
+                 "made here)")
     t0 = time.time()
     failures = []
     try:

@@ -1,14 +1,22 @@
 #!/usr/bin/python3
 """The translation service under abuse: many clients mixing valid, malformed and oversized requests.
 
-    bench/serve_abuse.py [--model MODEL_DIR] [--clients 64] [--requests 200] [--seed 1]
-                         [--threads N] [--skip VARIANT ...] [--heavy-concurrency 4]
-                         [--transduce build/transduce] [--work DIR] [-- SERVE FLAGS...]
+    tests/reliability/serve_abuse.py [--model MODEL_DIR] [--clients 64] [--requests 200]
+                                     [--seed 1] [--threads N] [--skip VARIANT ...]
+                                     [--heavy-concurrency 4] [--data DIR]
+                                     [--transduce build/transduce] [--work DIR]
+                                     [-- SERVE FLAGS...]
 
-    nice -n 19 bench/serve_abuse.py --clients 64 --requests 200 --threads 1    (docs/reliability.md)
+    nice -n 19 tests/reliability/serve_abuse.py --clients 64 --requests 200 --threads 1
+                                                                            (docs/reliability.md)
+
+ctest runs a short version (Reliability.ServeAbuse in tests/CMakeLists.txt: 8 clients x 50
+requests).
 
 It starts `transduce serve -m MODEL_DIR --port 0` (without --model it first trains a small model
-for a few hundred updates on a slice of Multi30k, or on a toy corpus when that is missing), reads
+for a few hundred updates on a slice of Multi30k from --data, by default ../shared/data/multi30k,
+or on a toy corpus without --data where that folder is missing; a --data folder without train.en,
+train.de and val.en is an error), reads
 the port from its "listening on http://127.0.0.1:PORT/" line, and runs --clients threads that send
 --requests requests each over keep-alive connections (reconnecting now and then, whenever the
 server closes, and, as HTTP clients do, after a connection has been idle for about the server's
@@ -28,20 +36,25 @@ Keep-Alive timeout), drawn with a seeded generator from three kinds:
                    takes a few hundred MB: at most --heavy-concurrency (4) such requests are sent
                    at once, so that the run cannot exhaust the machine's memory.
 It records the server's resident memory (VmRSS in /proc/PID/status) after the first 1,000
-answers and at the end, asks GET /health, then sends SIGTERM and waits for the exit.
+answers (--rss-after) and at the end, asks GET /health, then sends SIGTERM and waits for the exit.
 
 It prints a table per request variant (statuses seen) and a summary, and exits 1 if any bar is
 missed: the server exits (crashes) or does not exit 0 on SIGTERM; a valid request is lost (not a
 200 with a translation per sentence: 503s for a full queue are counted as lost and shown apart);
 an invalid or oversized request gets anything but a 4xx or no answer (5xx, a dropped connection,
-a timeout); memory at the end more than 10% above memory after 1,000 answers; /health not ok.
-Statuses other than the documented one (but still 4xx) are listed, not failed.
+a timeout); memory at the end more than 10% (--max-rss-growth) above memory after 1,000 answers;
+/health not ok. Statuses other than the documented one (but still 4xx) are listed, not failed.
+The 10% bar is for the 64 x 200 requests of docs/reliability.md: in a shorter run the server's
+memory is still filling its working set (docs/experiments/reliability.md), so the short version
+ctest runs reads it after 100 answers and allows it to double, which a leak of the kind the first
+measurement found (+197%) still fails.
 """
 
 import argparse
 import json
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,7 +63,8 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "multi30k"
 HOST = "127.0.0.1"
 # Requests that make the server tokenize about a million characters (a few hundred MB each, for a
 # second): at most --heavy-concurrency of them are in flight at once, so that the run cannot
@@ -418,12 +432,15 @@ class Server:
 
 
 def make_model(args, work):
-    """A small model trained for a few hundred updates (any weights would do)."""
+    """A small model trained for a few hundred updates (any weights would do), in WORK/model
+    (replaced)."""
     data = work / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    src_file = args.data / "train.en"
-    if src_file.is_file():
-        with open(src_file, encoding="utf-8") as f:
+    model = work / "model"
+    for old in (data, model):
+        shutil.rmtree(old, ignore_errors=True)
+    data.mkdir(parents=True)
+    if args.data is not None:
+        with open(args.data / "train.en", encoding="utf-8") as f:
             src = [next(f) for _ in range(2000)]
         with open(args.data / "train.de", encoding="utf-8") as f:
             tgt = [next(f) for _ in range(2000)]
@@ -433,7 +450,6 @@ def make_model(args, work):
         tgt = [" ".join(reversed(s.split())) + "\n" for s in src]
     (data / "train.src").write_text("".join(src), encoding="utf-8")
     (data / "train.tgt").write_text("".join(tgt), encoding="utf-8")
-    model = work / "model"
     for cmd in (["vocab", "--input", str(data / "train.src"), str(data / "train.tgt"),
                  "--vocab-size", "1000", "--output", str(data / "vocab")],
                 ["--threads", "1", "train", "--src", str(data / "train.src"),
@@ -444,14 +460,14 @@ def make_model(args, work):
         r = subprocess.run([str(args.transduce)] + cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
-            sys.exit(f"serve_abuse: transduce {cmd[0]} failed:\n{r.stdout}")
+            sys.exit(f"serve_abuse: transduce {' '.join(cmd[:3])} failed:\n{r.stdout}")
     return model
 
 
 def load_sentences(args):
-    path = args.data / "val.en"
-    if path.is_file():
-        lines = [s.strip() for s in path.read_text(encoding="utf-8").splitlines()[:500]]
+    if args.data is not None:
+        text = (args.data / "val.en").read_text(encoding="utf-8")
+        lines = [s.strip() for s in text.splitlines()[:500]]
         return [s for s in lines if s]
     return FALLBACK_SENTENCES
 
@@ -553,11 +569,20 @@ def main():
                    help="leave out a request variant (as the table names it); repeatable")
     p.add_argument("--rss-after", type=int, default=1000,
                    help="answers after which resident memory is first read (the baseline)")
-    p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "multi30k")
+    p.add_argument("--max-rss-growth", type=float, default=10, metavar="PERCENT",
+                   help="how much more resident memory than the baseline the end may hold")
+    p.add_argument("--data", type=Path,
+                   help="Multi30k's folder (default ../shared/data/multi30k, or a toy corpus "
+                        "where it is missing)")
     p.add_argument("--work", type=Path, default=Path("/tmp/reliability/serve_abuse"))
     p.add_argument("serve_flags", nargs="*", help="after --: more flags for transduce serve")
     args = p.parse_args()
     args.transduce = args.transduce.resolve()
+    if args.data is None and (DEFAULT_DATA / "train.en").is_file():
+        args.data = DEFAULT_DATA
+    if args.data is not None and not all((args.data / name).is_file()
+                                         for name in ("train.en", "train.de", "val.en")):
+        sys.exit(f"serve_abuse: {args.data}: no train.en, train.de and val.en")
     args.work.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     model = args.model or make_model(args, args.work)
@@ -656,9 +681,9 @@ def report(args, tally, limits, crashes, alive, rc, health, rss_start, rss_end, 
     growth = None
     if rss_1000 and rss_end:
         growth = rss_end / rss_1000 - 1
-        if growth > 0.10:
+        if growth > args.max_rss_growth / 100:
             failures.append(f"resident memory grew {100 * growth:.1f}% after the first "
-                            f"{args.rss_after} answers (bar: 10%)")
+                            f"{args.rss_after} answers (bar: {args.max_rss_growth:g}%)")
     elif alive:
         failures.append(f"resident memory could not be read after {args.rss_after} answers "
                         "and at the end")

@@ -1,5 +1,5 @@
 // The UTF-8 validator: RFC 3629 well-formedness, and the offset of the first bad sequence.
-#include "text/utf8.h"
+#include "core/utf8.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,30 @@
+// The search options (decode/search.h) declared once: `transduce translate`, attention, parse,
+// serve, score-pairs and the benchmarks take their flags from this list, the service its request
+// fields, the Python module its keyword arguments, and parse.json its decoding settings.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/option_spec.h"
+#include "decode/search.h"
+
+namespace transduce {
+
+using SearchOptionSpec = OptionSpec<SearchOptions>;
+
+// beam, alpha, max_len_a, max_len_b, nbest, ensemble_mean.
+const std::vector<SearchOptionSpec>& search_option_specs();
+
+// `overrides` (a JSON object of search option keys) written over `options`; an unknown key, or a
+// value of the wrong kind or out of range, fails in one line naming the key.
+void apply_search_options(const nlohmann::json& overrides, SearchOptions& options);
+
+// The options of `options` named by `keys`, as a JSON object.
+nlohmann::json search_options_json(const SearchOptions& options,
+                                   const std::vector<std::string>& keys);
+
+}  // namespace transduce
