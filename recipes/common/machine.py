@@ -61,6 +61,13 @@ def machine(env_notes, threads):
             "environment": env_notes}
 
 
+def provenance_line(m, commit):
+    """A report's line saying where its figures come from: "Machine: CPU, N threads; environment
+    K=V ...; commit C." (m as machine() returns it)."""
+    env = " ".join(f"{k}={v}" for k, v in m["environment"].items())
+    return f"Machine: {m['cpu']}, {m['threads']} threads; environment {env}; commit {commit}."
+
+
 def git_commit(repo):
     """The short commit REPO is at, or None."""
     try:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from machine import git_commit, machine  # noqa: E402
+from machine import git_commit, machine, provenance_line  # noqa: E402
 from mpi import update_batches  # noqa: E402
 from plot import loss_and_perplexity_panels, panel, svg  # noqa: E402
 from processes import write_atomically  # noqa: E402
@@ -97,9 +97,7 @@ def markdown(r):
     lines = [
         f"# Multi30k {r['pair']} ({r['profile']} recipe)",
         "",
-        f"Machine: {r['machine']['cpu']}, {r['machine']['threads']} threads; "
-        f"environment {' '.join(f'{k}={v}' for k, v in r['machine']['environment'].items())}; "
-        f"commit {r['commit']}.",
+        provenance_line(r["machine"], r["commit"]),
         "",
         "| test set | BLEU (cased) | BLEU (lowercased) | chrF (cased) |",
         "|---|---|---|---|",

@@ -4,7 +4,7 @@ only)."""
 import json
 from pathlib import Path
 
-from machine import git_commit, machine
+from machine import git_commit, machine, provenance_line
 from plot import loss_and_perplexity_panels, panel, svg
 from processes import write_atomically
 from training_log import clock, fmt, read_log, training_summary
@@ -68,9 +68,7 @@ def markdown(r):
         f"# Constituency parsing ({r['profile']} recipe)",
         "",
         f"Data: {', '.join(f'{s} {p}' for s, p in r['data'].items())}.",
-        f"Machine: {r['machine']['cpu']}, {r['machine']['threads']} threads; "
-        f"environment {' '.join(f'{k}={v}' for k, v in r['machine']['environment'].items())}; "
-        f"commit {r['commit']}.",
+        provenance_line(r["machine"], r["commit"]),
         "",
         "| set | F1 | recall | precision | complete match | sentences (scored) | repaired |",
         "|---|---|---|---|---|---|---|",

@@ -22,7 +22,7 @@ namespace transduce::cli {
 namespace {
 
 struct TrainBenchFlags {
-  ModelFlags model;
+  ModelChoice model;
   std::optional<int> steps;
   int batch = 164;
   int accumulate = 1;
@@ -33,7 +33,7 @@ struct TrainBenchFlags {
 };
 
 void run_train(const TrainBenchFlags& f) {
-  const ModelConfig c = f.model.resolve();
+  const ModelConfig c = resolve_model(f.model);
   bench::TrainBenchOptions o;
   o.batch_sentences = f.batch;
   o.accumulate = f.accumulate;
@@ -111,7 +111,7 @@ void run_train(const TrainBenchFlags& f) {
 }
 
 struct TranslateBenchFlags {
-  ModelFlags model;
+  ModelChoice model;
   SearchOptions search;  // beam, alpha, max_len_b
   bool greedy_only = false;
   bool beam_only = false;
@@ -138,7 +138,7 @@ nlohmann::json to_json(const bench::TranslateBenchResult& r, float alpha) {
 }
 
 void run_translate(const TranslateBenchFlags& f) {
-  const ModelConfig c = f.model.resolve();
+  const ModelConfig c = resolve_model(f.model);
   Transformer model(c);
   model.init_parameters(f.init_seed);
   model.release_gradients();
@@ -214,10 +214,10 @@ void register_bench(CLI::App& app) {
 
   auto f = std::make_shared<TrainBenchFlags>();
   f->model.preset = "tiny";
-  f->model.vocab = 8000;  // BENCHMARKS.md's vocabulary, not the preset's
+  f->model.vocab_size = 8000;  // BENCHMARKS.md's vocabulary, not the preset's
   CLI::App* train = bench->add_subcommand(
       "train", "time full training steps (../shared/BENCHMARKS.md); threads from --threads");
-  f->model.add_to(*train);
+  add_model_flags(*train, f->model);
   train->add_option("--steps", f->steps, "timed steps (default: 10 for tiny, 5 otherwise)")
       ->check(CLI::PositiveNumber);
   train->add_option("--batch-sentences", f->batch, "sentence pairs per step")
@@ -242,12 +242,12 @@ void register_bench(CLI::App& app) {
 
   auto t = std::make_shared<TranslateBenchFlags>();
   t->model.preset = "tiny";
-  t->model.vocab = 8000;  // BENCHMARKS.md's vocabulary, not the preset's
+  t->model.vocab_size = 8000;  // BENCHMARKS.md's vocabulary, not the preset's
   CLI::App* translate = bench->add_subcommand(
       "translate",
       "time forced-length decoding, beam search and greedy (../shared/BENCHMARKS.md); threads "
       "from --threads");
-  t->model.add_to(*translate);
+  add_model_flags(*translate, t->model);
   add_option_flags(*translate, search_option_specs(), t->search, {"beam", "alpha", "max_len_b"});
   CLI::Option* greedy_only = translate->add_flag("--greedy,--greedy-only", t->greedy_only,
                                                  "run only greedy search (beam 1)");

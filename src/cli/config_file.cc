@@ -8,6 +8,8 @@
 
 #include "core/error.h"
 #include "core/option_names.h"
+#include "io/atomic_file.h"
+#include "io/model_dir.h"
 
 namespace transduce::cli {
 
@@ -60,7 +62,7 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& into) {
                "print the resolved configuration as YAML (a --config file) and exit");
 }
 
-void apply_config_file(CLI::App& cmd, const std::string& path) {
+std::vector<ConfigValue> read_config_file(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -69,9 +71,10 @@ void apply_config_file(CLI::App& cmd, const std::string& path) {
   } catch (const YAML::ParserException& e) {
     fail("{}: line {}: not YAML: {}", path, e.mark.line + 1, e.msg);
   }
-  if (root.IsNull()) return;  // an empty file sets nothing
+  if (root.IsNull()) return {};  // an empty file sets nothing
   if (!root.IsMap())
     fail("{}: a configuration file is a mapping of keys to values (`batch_tokens: 4000`)", path);
+  std::vector<ConfigValue> values;
   for (const auto& item : root) {
     const std::string at = where(path, item.first);
     if (!item.first.IsScalar()) fail("{}a key must be a name", at);
@@ -81,12 +84,21 @@ void apply_config_file(CLI::App& cmd, const std::string& path) {
       std::replace(underscored.begin(), underscored.end(), '-', '_');
       fail("{}{}: keys write '_' for the flags' '-': {}", at, key, underscored);
     }
+    values.push_back({key, value_words(at, key, item.second), at});
+  }
+  return values;
+}
+
+void apply_config_file(CLI::App& cmd, const std::string& path) {
+  for (ConfigValue& value : read_config_file(path)) {
+    const std::string& at = value.at;
+    const std::string& key = value.key;
+    std::vector<std::string>& words = value.words;
     const std::string flag = flag_of_key(key);
     CLI::Option* opt = reserved_key(key) ? nullptr : cmd.get_option_no_throw(flag);
     if (opt == nullptr)
       fail("{}{}: unknown key: `transduce {}` has no {}", at, key, cmd.get_name(), flag);
     if (opt->count() > 0) continue;  // the command line gave it
-    std::vector<std::string> words = value_words(at, key, item.second);
     if (is_switch(*opt)) {
       // A switch: true sets it, false leaves it off.
       if (words.size() != 1 || (words[0] != "true" && words[0] != "false"))
@@ -127,6 +139,15 @@ std::string config_text(const std::vector<ConfigEntry>& entries) {
     text += "\n";
   }
   return text;
+}
+
+std::function<void(const std::string&, const TrainOptions&, const ModelConfig&)> train_yml_writer(
+    const TrainRequest& request, const ModelChoice& model) {
+  return [request, model](const std::string& model_dir, const TrainOptions& options,
+                          const ModelConfig& config) {
+    io::write_file_atomically(io::model_file(model_dir, "train.yml"),
+                              config_text(train_configuration(request, model, options, config)));
+  };
 }
 
 }  // namespace transduce::cli

@@ -52,6 +52,7 @@ std::string help_text(const OptionInfo& info) {
 
 // The default as the help shows it: "25000", "inverse-sqrt", "[ppl]".
 std::string default_text(const nlohmann::json& v) {
+  if (v.is_null()) return "";  // unset: the help shows none
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) {
     std::vector<std::string> names;
@@ -62,6 +63,18 @@ std::string default_text(const nlohmann::json& v) {
 }
 
 }  // namespace
+
+nlohmann::json option_value(const OptionInfo& info, const std::vector<std::string>& words) {
+  if (info.kind == Kind::kChoices) return words;
+  if (words.size() != 1)
+    fail("{}: one value was expected, got {}", info.flag(), fmt::join(words, " "));
+  if (info.kind == Kind::kSwitch) {
+    if (words[0] != "true" && words[0] != "false")
+      fail("{}: true or false was expected, got {}", info.flag(), words[0]);
+    return words[0] == "true";
+  }
+  return word_value(info, words[0]);
+}
 
 CLI::Option* add_option_flag(CLI::App& cmd, const OptionInfo& info,
                              std::function<void(const nlohmann::json&)> set,
@@ -74,19 +87,20 @@ CLI::Option* add_option_flag(CLI::App& cmd, const OptionInfo& info,
       fail("{} {}", flag, e.what());
     }
   };
+  const std::string names =
+      info.short_flag.empty() ? info.flag() : info.short_flag + "," + info.flag();
   CLI::Option* opt = nullptr;
   if (info.kind == Kind::kSwitch) {
     return cmd.add_flag_function(
-        info.flag(), [checked](int64_t count) { checked(nlohmann::json(count > 0)); }, info.help);
+        names, [checked](int64_t count) { checked(nlohmann::json(count > 0)); }, info.help);
   }
   if (info.kind == Kind::kChoices) {
     opt = cmd.add_option_function<std::vector<std::string>>(
-        info.flag(),
-        [checked](const std::vector<std::string>& words) { checked(nlohmann::json(words)); },
+        names, [checked](const std::vector<std::string>& words) { checked(nlohmann::json(words)); },
         help_text(info));
   } else {
     opt = cmd.add_option_function<std::string>(
-        info.flag(), [checked, &info](const std::string& word) { checked(word_value(info, word)); },
+        names, [checked, &info](const std::string& word) { checked(word_value(info, word)); },
         help_text(info));
   }
   opt->default_str(default_text(default_value));

@@ -21,6 +21,10 @@ CLI::Option* add_option_flag(CLI::App& cmd, const OptionInfo& info,
                              std::function<void(const nlohmann::json&)> set,
                              const nlohmann::json& default_value);
 
+// Command-line words (or a configuration file's, cli/config_file.h) as the JSON value the option
+// of `info` reads: one number, one text, a list for kChoices, true or false for a switch.
+nlohmann::json option_value(const OptionInfo& info, const std::vector<std::string>& words);
+
 // A flag for each of `specs` (those of `keys` only, when given), writing into `into`; the help's
 // defaults are those of `defaults`.
 template <typename Options>

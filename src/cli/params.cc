@@ -10,14 +10,14 @@
 namespace transduce::cli {
 
 void register_params(CLI::App& app) {
-  auto flags = std::make_shared<ModelFlags>();
+  auto flags = std::make_shared<ModelChoice>();
   auto build = std::make_shared<bool>(false);
   CLI::App* cmd =
       app.add_subcommand("params", "print the parameter count of a model configuration");
-  flags->add_to(*cmd);
+  add_model_flags(*cmd, *flags);
   cmd->add_flag("--build", *build, "build the model and count its tensors instead of the formula");
   cmd->callback([flags, build] {
-    ModelConfig c = flags->resolve();
+    ModelConfig c = resolve_model(*flags);
     int64_t count = c.parameter_count();
     if (*build) {
       Transformer model(c);

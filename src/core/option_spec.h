@@ -4,6 +4,7 @@
 // request fields and the Python keyword arguments are all derived.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -34,7 +35,8 @@ struct OptionInfo {
   // max_open).
   std::optional<double> min, max;
   bool min_open = false, max_open = false;
-  std::string old_key;  // the key older saved files used, read when `key` is absent
+  std::string old_key;     // the key older saved files used, read when `key` is absent
+  std::string short_flag;  // a one-letter flag the command line also takes ("-o"), if any
 
   std::string flag() const;  // "--batch-tokens"
   // What is wrong with the number v against the range ("must be at least 1"), if anything.
@@ -200,9 +202,76 @@ OptionSpec<Options> choice(std::string key, std::string help, Ref<Options, E> re
   return s;
 }
 
+// One of `names`, held as the name itself.
+template <typename Options>
+OptionSpec<Options> text_choice(std::string key, std::string help, std::string Options::*member,
+                                std::vector<std::string> names) {
+  return choice<Options, std::string>(
+      std::move(key), std::move(help), field(member), names,
+      [](const std::string& name) { return name; },
+      [names](const std::string& name) {
+        return std::find(names.begin(), names.end(), name) != names.end()
+                   ? std::optional<std::string>(name)
+                   : std::nullopt;
+      });
+}
+
+// A value on its own, for the options below that wrap another kind.
+template <typename T>
+struct Boxed {
+  T value{};
+};
+
+// `inner` for an option that may be left unset: JSON null unsets it.
+template <typename Options, typename T>
+OptionSpec<Options> optional_of(const OptionSpec<Boxed<T>>& inner,
+                                std::optional<T> Options::*member) {
+  OptionSpec<Options> s;
+  static_cast<OptionInfo&>(s) = inner;
+  s.get = [get = inner.get, member](const Options& o) {
+    const std::optional<T>& v = o.*member;
+    return v ? get(Boxed<T>{*v}) : nlohmann::json(nullptr);
+  };
+  s.set = [set = inner.set, member](const nlohmann::json& v, Options& o) {
+    if (v.is_null()) {
+      (o.*member).reset();
+      return;
+    }
+    Boxed<T> b;
+    set(v, b);
+    o.*member = std::move(b.value);
+  };
+  return s;
+}
+
+// A number that may be left unset.
+template <typename Options, typename T>
+OptionSpec<Options> optional_number(std::string key, std::string help,
+                                    std::optional<T> Options::*member, const Range& range = {}) {
+  return optional_of<Options, T>(
+      number<Boxed<T>, T>(std::move(key), std::move(help), &Boxed<T>::value, range), member);
+}
+
+// One of `names` that may be left unset.
+template <typename Options>
+OptionSpec<Options> optional_choice(std::string key, std::string help,
+                                    std::optional<std::string> Options::*member,
+                                    std::vector<std::string> names) {
+  return optional_of<Options, std::string>(
+      text_choice<Boxed<std::string>>(std::move(key), std::move(help), &Boxed<std::string>::value,
+                                      std::move(names)),
+      member);
+}
+
 template <typename Options>
 OptionSpec<Options> with_old_key(OptionSpec<Options> s, std::string old_key) {
   s.old_key = std::move(old_key);
+  return s;
+}
+
+template <typename Options>
+OptionSpec<Options> with_short_flag(OptionSpec<Options> s, std::string short_flag) {
+  s.short_flag = std::move(short_flag);
   return s;
 }
 

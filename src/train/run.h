@@ -8,9 +8,12 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dist/communicator.h"
 #include "model/config.h"
+#include "model/model_choice.h"
 #include "train/train_options.h"
 #include "train/trainer.h"
 
@@ -28,7 +31,8 @@ struct TrainRequest {
   // A new model: its directory and the vocabulary's (made by `transduce vocab`); or a model
   // directory to resume.
   std::string vocab, output, resume;
-  int max_len = 256;  // pairs with a side longer than this (tokens) are skipped
+  int max_len = 256;          // pairs with a side longer than this (tokens) are skipped
+  double dist_timeout = 600;  // under mpirun: seconds to wait for the other ranks
   ModelConfig model;  // a new model's hyper-parameters; vocab_size comes from the vocabulary
   TrainOptions options;
   // The keys of the options given for this run: a resumed run trains with its saved options,
@@ -52,9 +56,21 @@ struct TrainRequest {
 void train_model(const TrainRequest& request, Communicator* comm = nullptr);
 
 // train_model() under mpirun as one of its ranks, or alone: connects the ranks (waiting at most
-// `timeout_seconds` for them), gives each its share of the machine's cores unless
+// request.dist_timeout seconds for them), gives each its share of the machine's cores unless
 // `threads_given`, and ends every rank when one fails.
-void train_model_on_ranks(const TrainRequest& request, double timeout_seconds, bool threads_given);
+void train_model_on_ranks(const TrainRequest& request, bool threads_given);
+
+// The request's settings other than the model and the training options (src, tgt, ..., output,
+// dist_timeout), declared once for `transduce train`'s flags, configuration files and Python.
+const std::vector<OptionSpec<TrainRequest>>& train_request_specs();
+
+// A training run's whole configuration, each setting with its value (none: not set), in the order
+// `transduce train --help` lists them: the model's hyper-parameters as built (`config`; the
+// preset as chosen), the request's settings, then the training options. What train.yml and
+// --dump-config hold, and what a configuration file may set.
+std::vector<std::pair<std::string, std::optional<nlohmann::json>>> train_configuration(
+    const TrainRequest& request, const ModelChoice& model, const TrainOptions& options,
+    const ModelConfig& config);
 
 // The newest checkpoint of `model_dir` that loads, or an error.
 std::string checkpoint_to_resume(const std::string& model_dir);

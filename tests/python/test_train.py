@@ -1,5 +1,6 @@
 """transduce.train against `transduce train` with the same options: the same weights bit for
-bit, the progress callback given what train_log.jsonl holds, and the command line's errors."""
+bit, the progress callback given what train_log.jsonl holds, the same configuration files, and
+the library's errors."""
 
 import json
 
@@ -72,7 +73,8 @@ def test_resume_and_an_exception_from_the_callback(data, tmp_path):
 def test_bad_options_raise(data, tmp_path):
     with pytest.raises(transduce.Error, match="no_such_option|no-such-option"):
         transduce.train(output=str(tmp_path / "a"), no_such_option=3, **data)
-    with pytest.raises(transduce.Error, match="--vocab"):
+    # The library names its settings as Python spells them (the command line, as flags).
+    with pytest.raises(transduce.Error, match="give vocab DIR"):
         transduce.train(output=str(tmp_path / "b"), src=data["src"], tgt=data["tgt"])
     with pytest.raises(transduce.Error, match="missing.en"):
         transduce.train(output=str(tmp_path / "c"), max_steps=2,

@@ -1,0 +1,96 @@
+// The search options' one declaration (decode/search_options.h): every option reads back what it
+// writes, overrides apply by key with the declared ranges, and every command that searches offers
+// the declared options under their flags with the declared help.
+#include "decode/search_options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "support/run_command.h"
+
+namespace transduce {
+namespace {
+
+std::string error_of(const nlohmann::json& overrides) {
+  SearchOptions o;
+  try {
+    apply_search_options(overrides, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SearchOptions, EachOptionReadsBackWhatItWrites) {
+  const SearchOptions defaults;
+  SearchOptions changed;
+  changed.beam = 7;
+  changed.alpha = 1.25f;
+  changed.max_len_a = 1.5f;
+  changed.max_len_b = 9;
+  changed.nbest = 3;
+  changed.ensemble = EnsembleMean::kLogProbabilities;
+  ASSERT_EQ(search_option_specs().size(), 6u);
+  for (const SearchOptionSpec& spec : search_option_specs()) {
+    SearchOptions o = defaults;
+    spec.set(spec.get(changed), o);
+    EXPECT_EQ(spec.get(o), spec.get(changed)) << spec.key;
+    EXPECT_NE(spec.get(defaults), spec.get(changed)) << spec.key;
+  }
+}
+
+TEST(SearchOptions, OverridesApplyByKeyWithinTheDeclaredRanges) {
+  SearchOptions o;
+  apply_search_options({{"beam", 8}, {"alpha", 1.5}, {"ensemble_mean", "log-prob"}}, o);
+  EXPECT_EQ(o.beam, 8);
+  EXPECT_FLOAT_EQ(o.alpha, 1.5f);
+  EXPECT_EQ(o.ensemble, EnsembleMean::kLogProbabilities);
+  EXPECT_EQ(o.max_len_b, SearchOptions{}.max_len_b);
+  EXPECT_EQ(search_options_json(o, {"beam", "alpha"}),
+            nlohmann::json({{"beam", 8}, {"alpha", 1.5}}));
+
+  EXPECT_EQ(error_of({{"beam", 0}}), "beam must be at least 1, got 0");
+  EXPECT_EQ(error_of({{"alpha", 11}}), "alpha must be between 0 and 10, got 11");
+  EXPECT_EQ(error_of({{"beam", 2.5}}),
+            "beam must be an integer within [-2147483648, 2147483647], got 2.5");
+  EXPECT_EQ(error_of({{"beam", "4"}}), "beam must be an integer, not string");
+  EXPECT_EQ(error_of({{"max_len_b", -1}}), "max_len_b must be at least 0, got -1");
+  EXPECT_EQ(error_of({{"ensemble_mean", "mean"}}),
+            "ensemble_mean must be \"prob\" or \"log-prob\", got \"mean\"");
+  EXPECT_EQ(error_of({{"beams", 4}}), "beams is not a search option");
+  EXPECT_EQ(error_of(nlohmann::json::array()),
+            "the search options must be an object of keys and values, not array");
+}
+
+TEST(SearchOptions, EveryCommandThatSearchesOffersThemUnderTheirFlags) {
+  const struct {
+    const char* command;
+    std::vector<std::string> keys;
+  } commands[] = {
+      {"translate", {"beam", "alpha", "max_len_a", "max_len_b", "nbest", "ensemble_mean"}},
+      {"attention", {"beam", "alpha", "max_len_a", "max_len_b"}},
+      {"parse", {"beam", "alpha", "max_len_a", "max_len_b"}},
+      {"serve", {"beam", "alpha", "max_len_a", "max_len_b", "nbest"}},
+      {"score-pairs", {"alpha"}},
+      {"bench translate", {"beam", "alpha", "max_len_b"}},
+      {"bench serve", {"beam"}},
+  };
+  for (const auto& c : commands) {
+    const testing::CommandResult r = testing::run_transduce(std::string(c.command) + " --help");
+    ASSERT_EQ(r.status, 0) << c.command << ": " << r.out;
+    for (const std::string& key : c.keys) {
+      const SearchOptionSpec* spec = find_option(search_option_specs(), key);
+      ASSERT_NE(spec, nullptr) << key;
+      const size_t at = r.out.find(spec->flag() + " ");
+      ASSERT_NE(at, std::string::npos) << c.command << " lacks " << spec->flag() << "\n" << r.out;
+      EXPECT_NE(r.out.find(spec->help, at), std::string::npos)
+          << c.command << " " << spec->flag() << ": not the declared help\n"
+          << r.out;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace transduce
