@@ -1,7 +1,7 @@
 // The shared subword vocabulary (SentencePiece) for source and target text.
 //
 // A transduce vocabulary is a SentencePiece model trained with the reserved ids of
-// train/example.h: PAD 0, BOS 1, EOS 2, UNK 3. encode() never adds BOS/EOS (the batcher does).
+// text/special_ids.h: PAD 0, BOS 1, EOS 2, UNK 3. encode() never adds BOS/EOS (the batcher does).
 #pragma once
 
 #include <cstdint>

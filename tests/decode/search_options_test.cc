@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "support/error_of.h"
 #include "support/run_command.h"
 
 namespace transduce {
@@ -15,12 +16,7 @@ namespace {
 
 std::string error_of(const nlohmann::json& overrides) {
   SearchOptions o;
-  try {
-    apply_search_options(overrides, o);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_of([&] { apply_search_options(overrides, o); });
 }
 
 TEST(SearchOptions, EachOptionReadsBackWhatItWrites) {

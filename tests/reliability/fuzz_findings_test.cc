@@ -13,6 +13,7 @@
 #include "parse/parse_settings.h"
 #include "parse/tree.h"
 #include "serve/api.h"
+#include "support/error_of.h"
 #include "support/toy_corpus.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
@@ -34,17 +35,7 @@ class FuzzFinding : public ::testing::Test {
   testing::TempDir dir_;
 };
 
-// The message of the transduce::Error `f` throws (failing the test if it throws nothing).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no transduce::Error";
-  return "";
-}
+using testing::error_of;
 
 // An 8-byte little-endian header length and the header.
 std::string safetensors_bytes(const std::string& header) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/error_of.h"
 #include "support/file_text.h"
 #include "support/shared_data.h"
 #include "text/corpus.h"
@@ -80,16 +81,7 @@ std::string collapse_whitespace(const std::string& s) {
   return out;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no transduce::Error thrown";
-  return "";
-}
+using testing::error_of;
 
 void expect_reserved_ids(const Tokenizer& tok) {
   EXPECT_EQ(tok.piece(kPadId), "<pad>");
