@@ -20,6 +20,7 @@
 #include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
+#include "support/random_model.h"
 #include "train/checkpoint.h"
 
 namespace transduce {
@@ -33,18 +34,7 @@ CommandResult run(const std::string& args, bool merge_stderr = false) {
   return testing::run_transduce(args, merge_stderr);
 }
 
-ModelConfig tiny_config() {
-  ModelConfig c;
-  c.layers = 1;
-  c.d_model = 8;
-  c.d_ff = 12;
-  c.heads = 2;
-  c.d_k = 4;
-  c.d_v = 4;
-  c.vocab_size = 13;
-  c.max_positions = 16;
-  return c;
-}
+using testing::tiny_config;
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

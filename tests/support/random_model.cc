@@ -42,6 +42,19 @@ ModelConfig precision_test_config() {
   return c;
 }
 
+ModelConfig tiny_config() {
+  ModelConfig c;
+  c.layers = 1;
+  c.d_model = 8;
+  c.d_ff = 12;
+  c.heads = 2;
+  c.d_k = 4;
+  c.d_v = 4;
+  c.vocab_size = 13;
+  c.max_positions = 16;
+  return c;
+}
+
 ModelConfig small_random_config(int vocab_size) {
   ModelConfig c = ModelConfig::preset("tiny");
   c.layers = 2;

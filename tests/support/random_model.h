@@ -27,6 +27,10 @@ void init_untrained(Transformer& model, uint64_t seed);
 // A 2-layer, 4-head model with d_model 32 over the vocabulary's size, 128 positions.
 ModelConfig small_random_config(int vocab_size);
 
+// The smallest model the checkpoint and averaging tests save and load: 1 layer, d_model 8, d_ff
+// 12, 2 heads, vocabulary 13, 16 positions.
+ModelConfig tiny_config();
+
 // The model that reduced-precision tests compare with fp32: 2 layers, d_model 128, d_ff 512, 4
 // heads, vocabulary 1000, 64 positions, no dropout (both runs must compute the same function),
 // label smoothing 0.1. Its products are large enough to take every parallel path.

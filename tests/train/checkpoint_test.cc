@@ -23,6 +23,7 @@
 #include "io/model_dir.h"
 #include "io/model_weights.h"
 #include "io/safetensors.h"
+#include "support/random_model.h"
 #include "train/checkpoint_average.h"
 
 namespace transduce {
@@ -30,18 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ModelConfig tiny_config() {
-  ModelConfig c;
-  c.layers = 1;
-  c.d_model = 8;
-  c.d_ff = 12;
-  c.heads = 2;
-  c.d_k = 4;
-  c.d_v = 4;
-  c.vocab_size = 13;
-  c.max_positions = 16;
-  return c;
-}
+using testing::tiny_config;
 
 // A model and its optimizer, with non-trivial weights and moments after `adam_steps` updates.
 struct Trained {
