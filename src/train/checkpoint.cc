@@ -164,19 +164,25 @@ CheckpointFiles read_checkpoint_files(const std::string& checkpoint_dir) {
   c.optimizer = io::load_safetensors(c.optimizer_path);
   io::expect_tensors(c.optimizer.tensors, weights, c.optimizer_path, {"m.", "v."});
 
-  const std::string text = io::read_whole_file(c.state_path, "the training state");
-  c.state = nlohmann::json::parse(text, nullptr, false);
-  if (c.state.is_discarded() || !c.state.is_object())
-    fail("{}: the training state is not a JSON object (the file is corrupt?)", c.state_path);
-  auto step = c.state.find("step");
-  if (step == c.state.end() || !step->is_number_integer() || step->get<int64_t>() < 0)
-    fail("{}: no non-negative integer \"step\" in the training state", c.state_path);
-  c.step = step->get<int64_t>();
+  c.state = read_checkpoint_state(checkpoint_dir);
+  c.step = c.state.at("step").get<int64_t>();
   c.adam_steps = parse_int_metadata(c.optimizer, c.optimizer_path, "steps", c.step);
   return c;
 }
 
 }  // namespace
+
+nlohmann::json read_checkpoint_state(const std::string& checkpoint_dir) {
+  const std::string path = join(checkpoint_dir, kStateFile);
+  nlohmann::json state =
+      nlohmann::json::parse(io::read_whole_file(path, "the training state"), nullptr, false);
+  if (state.is_discarded() || !state.is_object())
+    fail("{}: the training state is not a JSON object (the file is corrupt?)", path);
+  const auto step = state.find("step");
+  if (step == state.end() || !step->is_number_integer() || step->get<int64_t>() < 0)
+    fail("{}: no non-negative integer \"step\" in the training state", path);
+  return state;
+}
 
 void set_checkpoint_fault_hook(std::function<void(const char* point)> hook) {
   fault_hook() = std::move(hook);

@@ -66,6 +66,10 @@ std::vector<std::string> list_checkpoints(const std::string& model_dir);
 // it, and leaves `model` and `adam` as they were.
 nlohmann::json load_checkpoint(const std::string& checkpoint_dir, Transformer& model, Adam& adam);
 
+// A checkpoint's state.json: the trainer state with its "step" (a non-negative integer), or an
+// error naming the file.
+nlohmann::json read_checkpoint_state(const std::string& checkpoint_dir);
+
 // The newest complete checkpoint whose files all read and agree with one another (checkpoints
 // that do not are skipped with a warning), or nullopt when there is none.
 std::optional<std::string> latest_checkpoint(const std::string& model_dir);

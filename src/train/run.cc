@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <memory>
 
@@ -74,15 +73,6 @@ std::string best_string(const TrainLog& l) {
 std::string clock_string(double seconds) {
   const int64_t s = static_cast<int64_t>(seconds);
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
-}
-
-nlohmann::json read_state(const std::string& checkpoint) {
-  const std::string path = (fs::path(checkpoint) / "state.json").string();
-  std::ifstream in(path);
-  if (!in) fail("{}: cannot read the training state", path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) fail("{}: the training state is not a JSON object", path);
-  return j;
 }
 
 // What is wrong with the request as a whole, before anything is read or written.
@@ -157,7 +147,7 @@ std::optional<std::string> prepare_model_dir(const TrainRequest& r, const std::s
 std::optional<std::string> share_checkpoint(Communicator& comm, const std::string& model_dir,
                                             const std::optional<std::string>& chosen) {
   int64_t step = -1;
-  if (comm.rank() == 0 && chosen) step = read_state(*chosen).at("step").get<int64_t>();
+  if (comm.rank() == 0 && chosen) step = read_checkpoint_state(*chosen).at("step").get<int64_t>();
   comm.broadcast(&step, sizeof(step), "the start (rank 0 preparing the model directory)");
   if (step < 0) return std::nullopt;
   if (comm.rank() == 0) return chosen;
@@ -202,7 +192,8 @@ TrainOptions resolved_train_options(const TrainRequest& r,
                                     const std::optional<std::string>& checkpoint) {
   TrainOptions options = r.options;
   if (checkpoint) {
-    update_from_json(read_state(*checkpoint).value("options", nlohmann::json::object()), options);
+    update_from_json(read_checkpoint_state(*checkpoint).value("options", nlohmann::json::object()),
+                     options);
     for (const std::string& key : r.given_options)
       if (const TrainOptionSpec* spec = find_train_option(key))
         spec->set(spec->get(r.options), options);

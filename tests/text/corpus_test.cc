@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/error_of.h"
 
 namespace transduce {
 namespace {
+
+using testing::error_of;
 
 namespace fs = std::filesystem;
 
@@ -32,18 +35,6 @@ class CorpusTest : public ::testing::Test {
     std::fwrite(bytes.data(), 1, bytes.size(), f);
     std::fclose(f);
     return path;
-  }
-
-  // The message of the transduce::Error that `f` throws ("" if none).
-  template <typename F>
-  static std::string error_of(F&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no transduce::Error thrown";
-    return "";
   }
 
   std::string dir_;
