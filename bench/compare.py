@@ -2,7 +2,7 @@
 """transduce against PyTorch on the workloads of ../shared/BENCHMARKS.md, side by side in one run.
 
     bench/compare.py [--threads 2] [--rounds 1] [--transduce build/transduce] [--quick] [--no-bf16]
-                     [--facts]
+                     [--baseline OTHER/transduce] [--only REGEX] [--facts]
 
 For each workload it runs `transduce bench ...` and bench/pytorch_reference.py one after the other
 (alternating, `--rounds` times, keeping each side's best) with the same number of threads, and
@@ -15,13 +15,19 @@ BLAS library PyTorch loaded and which thread pools run it (OpenMP or pthreads, t
 prints a table and ends with one `name value` line per figure (train_tiny_ratio,
 train_base_ratio, train_tiny_bf16_ratio, train_base_bf16_over_our_fp32, train_base25k_ratio,
 decode_greedy_ratio, decode_beam4_ratio, mfu_base, rss_base_ratio, ...). `--quick` runs only the tiny workloads (a smoke test of the script, not a
-measurement). `--facts` also measures, on PyTorch's tiny training step, what OpenBLAS's thread
+measurement). `--baseline` also runs another build of transduce (say, the commit before a change)
+on our side of every workload, alternating with this one, and reports this build's speed over
+that one's (`..._over_baseline`): a speed-up measured in one run. `--only` keeps the workloads
+whose names match a regular expression. Training workloads also report the time a step spends
+outside matrix products (`..._outside_products_ms`, from `transduce bench train`'s phase record).
+`--facts` also measures, on PyTorch's tiny training step, what OpenBLAS's thread
 count at load and a spinning OpenMP pool do to it.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,9 +78,14 @@ def main():
                    help="fp32 only (a CPU without bf16 dot products)")
     p.add_argument("--no-int8", action="store_true",
                    help="decode in fp32 only (a CPU without int8 dot products)")
+    p.add_argument("--baseline", type=Path,
+                   help="another transduce binary, run beside ours on every workload")
+    p.add_argument("--only", help="run only the workloads whose names match this regex")
     p.add_argument("--facts", action="store_true",
                    help="also measure PyTorch under other thread settings")
     args = p.parse_args()
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        sys.exit(f"bench/compare: --baseline {args.baseline} is not an executable")
 
     base_env = dict(os.environ)
     # transduce asks OpenBLAS for its AVX-512 kernels itself where OpenBLAS 0.3.21 does not know
@@ -118,9 +129,11 @@ def main():
     for preset in ("tiny",) if args.quick else ("tiny", "base"):
         for precision in precisions:
             suffix = "" if precision == "fp32" else "_bf16"
+            # fp32 is the default: left unsaid, so that a --baseline build that named the flag
+            # otherwise still runs the workload.
+            compute = [] if precision == "fp32" else ["--compute-type", precision]
             workloads.append((f"train_{preset}{suffix}",
-                              [*ours, "train", "--preset", preset, "--compute-type", precision,
-                               "--json"],
+                              [*ours, "train", "--preset", preset, *compute, "--json"],
                               [*torch, "train", "--preset", preset, "--precision", precision],
                               train_fig))
     if not args.quick:
@@ -149,27 +162,45 @@ def main():
                                    "--compute-type", compute],
                                   ("sentences_per_second", "sentences_per_second")))
 
+    if args.only:
+        workloads = [w for w in workloads if re.search(args.only, w[0])]
+        if not workloads:
+            sys.exit(f"bench/compare: no workload matches --only {args.only}")
+    # The baseline build runs our commands with its own binary, under our wait policy.
+    sides = ["ours", "torch"] + (["baseline"] if args.baseline else [])
+    for kind in ("train", "decode"):
+        env["baseline", kind] = env["ours", kind]
+
     results = {}
     for name, our_cmd, torch_cmd, (our_key, torch_key) in workloads:
-        best = {"ours": None, "torch": None}
+        best = {side: None for side in sides}
         for _ in range(args.rounds):
             kind = "train" if name.startswith("train") else "decode"
-            for side, cmd in (("ours", our_cmd), ("torch", torch_cmd)):
+            for side in sides:
+                cmd = {"ours": our_cmd, "torch": torch_cmd,
+                       "baseline": [args.baseline, *our_cmd[1:]]}[side]
                 j, rss = run_child(cmd, env[side, kind])
-                if side == "ours" and "runs" in j:
+                if side != "torch" and "runs" in j:
                     j = dict(j, **j["runs"][0])
-                value = j[our_key if side == "ours" else torch_key]
+                value = j[torch_key if side == "torch" else our_key]
                 if best[side] is None or value > best[side]["value"]:
                     best[side] = {"value": value, "rss_mb": rss, "json": j}
-                print(f"  {name:<22} {side:<6} {value:10.1f}  rss {rss:8.0f} MB", file=sys.stderr,
+                print(f"  {name:<22} {side:<8} {value:10.1f}  rss {rss:8.0f} MB", file=sys.stderr,
                       flush=True)
         results[name] = best
 
-    t = results["train_tiny"]["torch"]["json"]
-    o = results["train_tiny"]["ours"]["json"]
+    report(results, args, policy, env, torch)
+
+
+def report(results, args, policy, env, torch):
+    """The table, the MFU lines and one `name value` line per figure."""
+    first = results[next(iter(results))]
+    t, o = first["torch"]["json"], first["ours"]["json"]
     print(f"\ntransduce: {o['gemms']}; {args.threads} OpenMP threads drive everything; "
           f"OMP_WAIT_POLICY={policy['ours', 'train']} (training), "
           f"{policy['ours', 'decode']} (decoding)")
+    if args.baseline:
+        print(f"baseline: {args.baseline}, run on our side of every workload in the same run")
     print(f"PyTorch {t['torch']}: BLAS {t['blas_library']} ({t['blas_threading']}, "
           f"{t['blas_threads']} threads), {t['openmp_threads']} OpenMP threads for its own "
           f"kernels, {t['onednn']}; OMP_WAIT_POLICY={policy['torch', 'train']} (training), "
@@ -180,13 +211,18 @@ def main():
         print(f"int8 decoding: transduce {int8_runs[0]['ours']['json']['gemms']}; PyTorch "
               f"quantize_dynamic on its Linear layers, engine "
               f"{int8_runs[0]['torch']['json']['quantized_engine']}")
+    baseline_head = f" {'baseline':>12} {'/baseline':>9}" if args.baseline else ""
     print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
-          f"{'RSS ours MB':>12} {'RSS torch MB':>13}")
+          f"{'RSS ours MB':>12} {'RSS torch MB':>13}{baseline_head}")
     for name, b in results.items():
         unit = "tok/s" if name.startswith("train") else "sent/s"
-        print(f"{name + ' (' + unit + ')':<28} {b['ours']['value']:12.1f} "
-              f"{b['torch']['value']:12.1f} {b['ours']['value'] / b['torch']['value']:7.2f} "
-              f"{b['ours']['rss_mb']:12.0f} {b['torch']['rss_mb']:13.0f}")
+        line = (f"{name + ' (' + unit + ')':<28} {b['ours']['value']:12.1f} "
+                f"{b['torch']['value']:12.1f} {b['ours']['value'] / b['torch']['value']:7.2f} "
+                f"{b['ours']['rss_mb']:12.0f} {b['torch']['rss_mb']:13.0f}")
+        if args.baseline:
+            line += (f" {b['baseline']['value']:12.1f} "
+                     f"{b['ours']['value'] / b['baseline']['value']:9.2f}")
+        print(line)
     for name in results:
         if name.startswith("train"):
             o, t = results[name]["ours"]["json"], results[name]["torch"]["json"]
@@ -194,29 +230,46 @@ def main():
             rate = "bf16_gemm_gflops" if bf16 else "sgemm_gflops"
             print(f"{name}: MFU transduce {o['mfu']:.2f} ({o['model_gflops']:.0f} of "
                   f"{o[rate]:.0f} GFLOP/s{', ' + o['bf16_gemm_kernel'] if bf16 else ''}), "
-                  f"PyTorch {t['mfu']:.2f} ({t['model_gflops']:.0f} of {t[rate]:.0f} GFLOP/s)")
+                  f"PyTorch {t['mfu']:.2f} ({t['model_gflops']:.0f} of {t[rate]:.0f} GFLOP/s); "
+                  f"transduce's step {o['median_step_seconds'] * 1e3:.0f} ms, "
+                  f"{o['outside_products_seconds_per_step'] * 1e3:.0f} ms of it outside products")
 
     print()
     summary = {f"{n}_ratio": b["ours"]["value"] / b["torch"]["value"] for n, b in results.items()}
+    if args.baseline:
+        summary.update({f"{n}_over_baseline": b["ours"]["value"] / b["baseline"]["value"]
+                        for n, b in results.items()})
+    presets = ("tiny",) if args.quick else ("tiny", "base")
     for search in ("greedy", "beam4"):
         per_model = [v for k, v in summary.items()
-                     if k.startswith(f"decode_{search}_") and "_int8" not in k]
-        summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
-        for preset in ("tiny",) if args.quick else ("tiny", "base"):
+                     if k.startswith(f"decode_{search}_") and k.endswith("_ratio")
+                     and "_int8" not in k]
+        if per_model:
+            summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
+        for preset in presets:
             name = f"decode_{search}_{preset}"
-            if f"{name}_int8" in results:
+            if f"{name}_int8" in results and name in results:
                 ours8, ours32 = results[f"{name}_int8"]["ours"], results[name]["ours"]
                 summary[f"{name}_int8_over_our_fp32"] = ours8["value"] / ours32["value"]
                 summary[f"{name}_int8_rss_over_our_fp32"] = ours8["rss_mb"] / ours32["rss_mb"]
-    for preset in ("tiny",) if args.quick else ("tiny", "base"):
-        if f"train_{preset}_bf16" in results:
+    for preset in presets:
+        if f"train_{preset}_bf16" in results and f"train_{preset}" in results:
             summary[f"train_{preset}_bf16_over_our_fp32"] = (
                 results[f"train_{preset}_bf16"]["ours"]["value"] /
                 results[f"train_{preset}"]["ours"]["value"])
+    for name, b in results.items():
+        if name.startswith("train"):
+            summary[f"{name}_outside_products_ms"] = (
+                b["ours"]["json"]["outside_products_seconds_per_step"] * 1e3)
+    # MFU of each precision, against that precision's GEMM rate measured in the same process.
     main_model = "train_tiny" if args.quick else "train_base"
-    summary[f"mfu_{main_model[6:]}"] = results[main_model]["ours"]["json"]["mfu"]
-    summary[f"rss_{main_model[6:]}_ratio"] = (results[main_model]["ours"]["rss_mb"] /
-                                              results[main_model]["torch"]["rss_mb"])
+    for suffix in ("", "_bf16"):
+        if main_model + suffix in results:
+            summary[f"mfu_{main_model[6:]}{suffix}"] = (
+                results[main_model + suffix]["ours"]["json"]["mfu"])
+    if main_model in results:
+        summary[f"rss_{main_model[6:]}_ratio"] = (results[main_model]["ours"]["rss_mb"] /
+                                                  results[main_model]["torch"]["rss_mb"])
     if args.facts:
         summary.update(thread_facts(torch, args.threads))
     for k, v in summary.items():

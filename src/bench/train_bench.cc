@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "core/arena.h"
 #include "core/error.h"
@@ -181,11 +182,19 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
     if (i == 0) r.first_loss = r.last_loss;
   }
   const size_t allocations_before = arena.system_allocations();
-  for (int i = 0; i < o.timed_steps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    r.last_loss = step();
-    r.step_seconds.push_back(seconds_since(start));
+  {
+    const PhaseRecording recording(r.phases);
+    for (int i = 0; i < o.timed_steps; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      r.last_loss = step();
+      r.step_seconds.push_back(seconds_since(start));
+    }
   }
+  const double steps = static_cast<double>(o.timed_steps);
+  r.products_seconds_per_step = r.phases[Phase::kProducts] / steps;
+  r.outside_products_seconds_per_step =
+      std::accumulate(r.step_seconds.begin(), r.step_seconds.end(), 0.0) / steps -
+      r.products_seconds_per_step;
   r.timed_system_allocations = arena.system_allocations() - allocations_before;
   r.arena_peak_bytes = arena.peak();
 

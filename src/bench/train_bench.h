@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/phase_clock.h"
 #include "model/config.h"
 #include "model/precision.h"
 #include "model/transformer.h"
@@ -67,6 +68,11 @@ struct TrainBenchResult {
   double last_loss = 0;         // the last step's mean label-smoothed loss per target token
   size_t arena_peak_bytes = 0;
   size_t timed_system_allocations = 0;  // arena allocations from the system during timed steps
+  // Where the timed steps' time went (core/phase_clock.h): products, attention beyond them, and
+  // the rest (norms, elementwise ops, the loss, Adam) as outside.
+  PhaseTimes phases;
+  double products_seconds_per_step = 0;          // the mean over the timed steps
+  double outside_products_seconds_per_step = 0;  // the mean step time less the products'
 };
 
 TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOptions& options);

@@ -158,6 +158,7 @@ TranslateBenchResult run_translate_bench(Transformer& model, const TranslateBenc
 
   r.output_lengths.assign(sources.size(), -1);
   for (const Work& w : batches) {
+    const PhaseRecording recording(r.phases);
     const auto start = std::chrono::steady_clock::now();
     const auto out = translate(w);
     r.batch_seconds.push_back(seconds_since(start));
@@ -182,6 +183,7 @@ TranslateBenchResult run_translate_bench(Transformer& model, const TranslateBenc
     fail("bench translate: {} output tokens, BENCHMARKS.md's workload has {}", r.output_tokens,
          kDecodeOutputTokens);
 
+  r.steps = r.phases.count(Phase::kDecoderOther);  // one decoder step per search step (one model)
   r.seconds = std::accumulate(r.batch_seconds.begin(), r.batch_seconds.end(), 0.0);
   r.sentences_per_second = static_cast<double>(r.sentences) / r.seconds;
   r.tokens_per_second = static_cast<double>(r.output_tokens) / r.seconds;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/phase_clock.h"
 #include "decode/search.h"
 #include "model/config.h"
 #include "model/transformer.h"
@@ -68,6 +69,9 @@ struct TranslateBenchResult {
   // Per source, in draw order: the words the search produced (EOS excluded). The run fails
   // unless each has as many as its source.
   std::vector<int64_t> output_lengths;
+  // Where the timed batches' time went (core/phase_clock.h), and the decoder steps they took.
+  PhaseTimes phases;
+  int64_t steps = 0;
 };
 
 // Translates the workload with `model` as it is (the caller initialises its weights). Throws when

@@ -83,6 +83,8 @@ void run_train(const TrainBenchFlags& f) {
     j["mfu"] = r.mfu;
     j["first_loss"] = r.first_loss;
     j["last_loss"] = r.last_loss;
+    j["products_seconds_per_step"] = r.products_seconds_per_step;
+    j["outside_products_seconds_per_step"] = r.outside_products_seconds_per_step;
     j["arena_peak_bytes"] = r.arena_peak_bytes;
     j["timed_system_allocations"] = r.timed_system_allocations;
     fmt::print("{}\n", j.dump(2));
@@ -105,6 +107,8 @@ void run_train(const TrainBenchFlags& f) {
   if (o.precision == Precision::BF16)
     fmt::print("bf16 gemm  {:.1f} GFLOP/s  ({}^3, same threads)\n", r.bf16_gemm_gflops, o.sgemm_n);
   fmt::print("MFU        {:.2f} (of the {} GEMM rate)\n", r.mfu, precision_name(o.precision));
+  fmt::print("products   {:.3f} s a step, {:.3f} s outside them (means over the timed steps)\n",
+             r.products_seconds_per_step, r.outside_products_seconds_per_step);
   fmt::print("loss       {:.4f} (last step, label-smoothed, per target token)\n", r.last_loss);
   fmt::print("memory     arena peak {:.1f} MB, {} system allocations during timed steps\n",
              static_cast<double>(r.arena_peak_bytes) / 1e6, r.timed_system_allocations);
@@ -120,8 +124,14 @@ struct TranslateBenchFlags {
   int min_words = 15, max_words = 25;
   uint64_t init_seed = 1;
   std::string compute_type = "fp32";
+  bool phases = false;
   bool json = false;
 };
+
+// The phases a decoding run's time is split into, in the order they are reported.
+constexpr Phase kDecodePhases[] = {
+    Phase::kEncode,           Phase::kProducts,   Phase::kAttention, Phase::kDecoderOther,
+    Phase::kOutputProjection, Phase::kLogSoftmax, Phase::kSearch};
 
 nlohmann::json to_json(const bench::TranslateBenchResult& r, float alpha) {
   nlohmann::json j;
@@ -134,7 +144,22 @@ nlohmann::json to_json(const bench::TranslateBenchResult& r, float alpha) {
   j["output_tokens"] = r.output_tokens;
   j["sentences_per_second"] = r.sentences_per_second;
   j["output_tokens_per_second"] = r.tokens_per_second;
+  j["steps"] = r.steps;
+  nlohmann::json phases;
+  for (const Phase p : kDecodePhases) phases[std::string(phase_name(p))] = r.phases[p];
+  j["phase_seconds"] = phases;
   return j;
+}
+
+// Milliseconds per decoder step of each phase; the encoder's per batch.
+void print_phases(const bench::TranslateBenchResult& r) {
+  const double batches = static_cast<double>(r.batches), steps = static_cast<double>(r.steps);
+  fmt::print("  {} decoder steps; per step, in ms (the encoder: per batch):", r.steps);
+  for (const Phase p : kDecodePhases) {
+    const double per = r.phases[p] / (p == Phase::kEncode ? batches : steps) * 1e3;
+    fmt::print(" {} {:.3f} ({:.0f}%)", phase_name(p), per, 100 * r.phases[p] / r.seconds);
+  }
+  fmt::print("\n");
 }
 
 void run_translate(const TranslateBenchFlags& f) {
@@ -203,6 +228,7 @@ void run_translate(const TranslateBenchFlags& f) {
         "{:<18} {:8.2f} sentences/s  {:8.1f} output tokens/s  {:8.3f} s  ({} batches, {} "
         "warm-up)\n",
         name, r.sentences_per_second, r.tokens_per_second, r.seconds, r.batches, o.warmup_batches);
+    if (f.phases) print_phases(r);
   }
 }
 
@@ -266,6 +292,9 @@ void register_bench(CLI::App& app) {
   translate->add_option("--seed", t->init_seed, "seed of the random weights")
       ->capture_default_str();
   add_compute_type(*translate, t->compute_type);
+  translate->add_flag("--phases", t->phases,
+                      "also print where the time went, per decoder step and phase (the JSON "
+                      "always has it)");
   translate->add_flag("--json", t->json, "print one JSON object instead of text");
   translate->callback([t] { run_translate(*t); });
 

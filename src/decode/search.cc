@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <numeric>
 
 #include "core/error.h"
+#include "core/phase_clock.h"
 #include "ops/ops.h"
 #include "text/special_ids.h"
 
@@ -15,6 +17,8 @@ namespace transduce {
 namespace {
 
 constexpr float kBanned = -std::numeric_limits<float>::infinity();
+// Tokens a scan over the vocabulary compares at once before looking at them one by one.
+constexpr int32_t kScanBlock = 32;
 
 int64_t source_tokens(const Tensor& src, int64_t b) {
   int64_t n = 0;
@@ -37,6 +41,47 @@ void restrict_row(float* logp, int64_t vocab, int64_t sentence, std::span<const 
   }
 }
 
+// The first index of a row's largest value (std::max_element's answer) in two vectorised passes:
+// the maximum, then where it first occurs.
+int32_t first_max(const float* row, int64_t vocab) {
+  float mx = row[0];
+#pragma omp simd reduction(max : mx)
+  for (int64_t v = 1; v < vocab; ++v) mx = std::max(mx, row[v]);
+  for (int64_t block = 0; block < vocab; block += kScanBlock) {
+    const int64_t end = std::min<int64_t>(vocab, block + kScanBlock);
+    int found = 0;
+#pragma omp simd reduction(| : found)
+    for (int64_t v = block; v < end; ++v) found |= row[v] == mx;
+    if (!found) continue;
+    for (int64_t v = block; v < end; ++v)
+      if (row[v] == mx) return static_cast<int32_t>(v);
+  }
+  return static_cast<int32_t>(std::max_element(row, row + vocab) - row);  // NaN: as it would
+}
+
+// Runs body(i) for i in [0, count) on the thread team (each call on one thread; a body that
+// needs scratch takes it from `scratch`, one per thread), rethrowing the first exception a body
+// threw once all are done. A step's rows are independent: normalising, restricting and choosing
+// among them in parallel reads each row once, while it is in cache.
+template <class Scratch, class Body>
+void for_each_parallel(int64_t count, int64_t work, Body body) {
+  std::exception_ptr error;
+#pragma omp parallel if (count > 1 && work >= (int64_t{1} << 15))
+  {
+    Scratch scratch;
+#pragma omp for schedule(dynamic)
+    for (int64_t i = 0; i < count; ++i) {
+      try {
+        body(i, scratch);
+      } catch (...) {
+#pragma omp critical(transduce_search_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 // The models of an ensemble (one model is an ensemble of one) decoding the same batch: each with
 // its own encoder output and decoder cache (`group` rows per sentence) in its own arenas, which
 // must outlast the search. A step's log-probabilities combine the members' as `rule` says.
@@ -45,6 +90,7 @@ class Members {
   Members(std::span<Transformer* const> models, std::span<SearchArenas> arenas, const Tensor& src,
           const SearchOptions& o, int64_t group)
       : models_(models.begin(), models.end()), rule_(o.ensemble) {
+    const PhaseScope phase(Phase::kEncode);
     if (models_.empty()) fail("a search needs at least one model");
     vocab_ = models_[0]->config().vocab_size;
     for (const Transformer* m : models_)
@@ -80,9 +126,10 @@ class Members {
 
   int64_t vocab() const { return vocab_; }
 
-  // Log-probabilities [n, V] of the token after each cache row's `tokens` (n of them); they stay
-  // valid until the next step.
-  Tensor next_log_probs(std::span<const int32_t> tokens) {
+  // Scores [n, V] of the token after each cache row's `tokens` (n of them); they stay valid
+  // until the next step. An ensemble's are log-probabilities; a single model's are its logits,
+  // which the caller normalises row by row (normalise_row) while each row is in cache.
+  Tensor next_scores(std::span<const int32_t> tokens) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     std::vector<Tensor> logp;
     for (size_t m = 0; m < models_.size(); ++m) {
@@ -91,17 +138,27 @@ class Members {
       ctx.inference = true;
       Tensor in = ctx.alloc({n}, DType::I32);
       std::copy(tokens.begin(), tokens.end(), in.i32());
-      Tensor out = models_[m]->decode_step(ctx, in, caches_[m]);
+      Tensor out;
+      {
+        const PhaseScope phase(Phase::kDecoderOther);
+        out = models_[m]->decode_step(ctx, in, caches_[m]);
+      }
+      if (models_.size() == 1) return out;
+      const PhaseScope phase(Phase::kLogSoftmax);
       ops::log_softmax(out, out);
       logp.push_back(out);
     }
-    if (logp.size() > 1) {
-      if (rule_ == EnsembleMean::kProbabilities)
-        ops::log_mean_exp(logp, logp[0]);
-      else
-        ops::mean(logp, logp[0]);
-    }
+    const PhaseScope phase(Phase::kLogSoftmax);
+    if (rule_ == EnsembleMean::kProbabilities)
+      ops::log_mean_exp(logp, logp[0]);
+    else
+      ops::mean(logp, logp[0]);
     return logp[0];
+  }
+
+  // Turns a row of next_scores into log-probabilities (an ensemble's already are).
+  void normalise_row(float* row) const {
+    if (models_.size() == 1) ops::log_softmax_row(row, row, vocab_);
   }
 
   void select(const std::vector<int32_t>& rows) {
@@ -137,6 +194,7 @@ int64_t output_limit(const ModelConfig& config, int64_t source_tokens, const Sea
 
 std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, const Tensor& src,
                                       const SearchOptions& o, std::span<SearchArenas> arenas) {
+  const PhaseScope phase(Phase::kSearch);
   const int64_t batch = src.dim(0);
   Members members(models, arenas, src, o, 1);
   const int64_t vocab = members.vocab();
@@ -145,15 +203,24 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
   std::vector<int32_t> active(batch);  // sentence of each cache row
   std::iota(active.begin(), active.end(), 0);
   std::vector<int32_t> last(batch, kBosId);
+  std::vector<int32_t> best_of;
   while (!active.empty()) {
     const int64_t n = static_cast<int64_t>(active.size());
-    Tensor logp = members.next_log_probs(last);
+    Tensor logp = members.next_scores(last);
+    best_of.resize(static_cast<size_t>(n));
+    struct None {};
+    for_each_parallel<None>(n, n * vocab, [&](int64_t r, None&) {
+      const int32_t s = active[r];
+      float* row = logp.f32() + r * vocab;
+      members.normalise_row(row);
+      restrict_row(row, vocab, s, out[s].tokens, members.max_len[s], o);
+      best_of[r] = first_max(row, vocab);
+    });
     std::vector<int32_t> keep_rows, keep_active, keep_last;
     for (int64_t r = 0; r < n; ++r) {
       const int32_t s = active[r];
-      float* row = logp.f32() + r * vocab;
-      restrict_row(row, vocab, s, out[s].tokens, members.max_len[s], o);
-      const int32_t best = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+      const float* row = logp.f32() + r * vocab;
+      const int32_t best = best_of[r];
       Hypothesis& h = out[s];
       h.log_prob += row[best];
       if (best == kEosId) {
@@ -175,6 +242,7 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
 std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
                                                  const Tensor& src, const SearchOptions& o,
                                                  std::span<SearchArenas> arenas) {
+  const PhaseScope phase(Phase::kSearch);
   if (o.beam < 1) fail("beam must be at least 1, got {}", o.beam);
   if (o.nbest < 1 || o.nbest > o.beam)
     fail("nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
@@ -198,19 +266,34 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     float total;
     int32_t beam, token;
   };
-  std::vector<Candidate> candidates;
+  auto better = [](const Candidate& x, const Candidate& y) {
+    if (x.total != y.total) return x.total > y.total;
+    return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
+  };
+  struct Scratch {
+    std::vector<Candidate> candidates;
+  };
   std::vector<int32_t> tokens;
+  std::vector<std::vector<int32_t>> parents_of;  // per active sentence: its new beams' parents
+  std::vector<char> stops;                       // per active sentence: it is done
+  bool first = true;
   while (!active.empty()) {
-    const int64_t n = static_cast<int64_t>(active.size()) * k;
+    // At the first step every row of a sentence's group is BOS alike: one row per sentence is
+    // decoded, and the cache shares it with the group (DecoderCache::share_first_position).
+    const int64_t group = first ? 1 : k;
+    const int64_t count = static_cast<int64_t>(active.size()), n = count * group;
     tokens.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) {
-      const Live& l = live[active[r / k]][r % k];
+      const Live& l = live[active[r / group]][r % group];
       tokens[r] = l.tokens.empty() ? kBosId : l.tokens.back();
     }
-    Tensor logp = members.next_log_probs(tokens);
+    Tensor logp = members.next_scores(tokens);
+    first = false;
+    parents_of.assign(static_cast<size_t>(count), {});
+    stops.assign(static_cast<size_t>(count), 0);
 
-    std::vector<int32_t> keep_rows, keep_active;
-    for (size_t a = 0; a < active.size(); ++a) {
+    // Each sentence's step touches only its own rows, beams and ended hypotheses.
+    for_each_parallel<Scratch>(count, n * vocab, [&](int64_t a, Scratch& scratch) {
       const int32_t s = active[a];
       std::vector<Live>& beams = live[s];
       // The best `slots` continuations over all k beams, one for each place not yet taken by an
@@ -220,40 +303,46 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
       std::vector<Hypothesis>& done = finished[s];
       const int64_t slots = k - static_cast<int64_t>(done.size());
       const size_t top = static_cast<size_t>(slots);
-      auto better = [](const Candidate& x, const Candidate& y) {
-        if (x.total != y.total) return x.total > y.total;
-        return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
-      };
+      std::vector<Candidate>& candidates = scratch.candidates;
       candidates.clear();
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
-        float* row = logp.f32() + (static_cast<int64_t>(a) * k + j) * vocab;
+        float* row = logp.f32() + (a * group + j) * vocab;
+        members.normalise_row(row);
         restrict_row(row, vocab, s, beams[j].tokens, members.max_len[s], o);
-        const size_t first = candidates.size();
+        const size_t first_kept = candidates.size();
         const float log_prob = beams[j].log_prob;
         // The total a token must beat: the worst kept one's once this beam's list is full, -inf
-        // before (which also turns away banned tokens and NaN). Kept in a register, so that the
-        // scan over the vocabulary is a compare per token.
+        // before (which also turns away banned tokens and NaN). The vocabulary is scanned in
+        // blocks: one vectorised compare tells whether any token of a block beats it, and only
+        // such (rare, once the list is full) blocks are walked token by token.
         float bar = -std::numeric_limits<float>::infinity();
-        for (int32_t v = 0; v < vocab; ++v) {
-          const float total = log_prob + row[v];
-          // Tokens come in increasing order: a tie with the worst kept one loses to it.
-          if (!(total > bar) || !std::isfinite(row[v])) continue;
-          const bool full = candidates.size() - first == top;
-          if (full) candidates.pop_back();
-          const Candidate c{total, static_cast<int32_t>(j), v};
-          candidates.insert(
-              std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first),
-                               candidates.end(), c, better),
-              c);
-          if (candidates.size() - first == top) bar = candidates.back().total;
+        for (int32_t block = 0; block < vocab; block += kScanBlock) {
+          const int32_t end = std::min<int32_t>(static_cast<int32_t>(vocab), block + kScanBlock);
+          int any = 0;
+#pragma omp simd reduction(| : any)
+          for (int32_t v = block; v < end; ++v) any |= log_prob + row[v] > bar;
+          if (!any) continue;
+          for (int32_t v = block; v < end; ++v) {
+            const float total = log_prob + row[v];
+            // Tokens come in increasing order: a tie with the worst kept one loses to it.
+            if (!(total > bar) || !std::isfinite(row[v])) continue;
+            const bool full = candidates.size() - first_kept == top;
+            if (full) candidates.pop_back();
+            const Candidate c{total, static_cast<int32_t>(j), v};
+            candidates.insert(
+                std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first_kept),
+                                 candidates.end(), c, better),
+                c);
+            if (candidates.size() - first_kept == top) bar = candidates.back().total;
+          }
         }
       }
       std::sort(candidates.begin(), candidates.end(), better);
       const size_t top_all = std::min(candidates.size(), top);
 
       std::vector<Live> next;
-      std::vector<int32_t> parents;
+      std::vector<int32_t>& parents = parents_of[a];
       for (size_t c = 0; c < top_all; ++c) {
         const Candidate& cand = candidates[c];
         const Live& parent = beams[cand.beam];
@@ -277,15 +366,21 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
         const float bound = next.front().log_prob / length_penalty(members.max_len[s] + 1, o.alpha);
         stop = bound <= done[o.nbest - 1].score;
       }
-      if (stop) continue;
+      stops[a] = stop;
+      if (stop) return;
       while (static_cast<int64_t>(next.size()) < k) {  // too few continuations: pad with dead beams
         next.push_back(Live{{}, kBanned});
         parents.push_back(0);
       }
-      for (int64_t j = 0; j < k; ++j)
-        keep_rows.push_back(static_cast<int32_t>(static_cast<int64_t>(a) * k + parents[j]));
-      keep_active.push_back(s);
       beams = std::move(next);
+    });
+
+    std::vector<int32_t> keep_rows, keep_active;
+    for (int64_t a = 0; a < count; ++a) {
+      if (stops[a]) continue;
+      for (int64_t j = 0; j < k; ++j)
+        keep_rows.push_back(static_cast<int32_t>(a * k + parents_of[a][j]));
+      keep_active.push_back(active[a]);
     }
     if (!keep_active.empty()) members.select(keep_rows);
     active = std::move(keep_active);

@@ -25,7 +25,8 @@ struct SearchOptions {
   EnsembleMean ensemble = EnsembleMean::kProbabilities;  // several models only
   // Called on each hypothesis's log-probabilities over the vocabulary before a choice is made, to
   // ban (-inf) or force tokens: (sentence index in the batch, the hypothesis's tokens so far, whose
-  // count is the step, row of V log-probabilities).
+  // count is the step, row of V log-probabilities). A search works on a step's sentences in
+  // parallel: calls for different sentences may run at once, on different threads.
   std::function<void(int64_t sentence, std::span<const int32_t> prefix, float* logprobs)> constrain;
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/phase_clock.h"
 #include "model/linear.h"
 #include "ops/ops.h"
 
@@ -30,6 +31,7 @@ void SharedEmbedding::lookup_backward(const Tensor& ids, const Tensor& dout) {
 }
 
 Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
+  const PhaseScope phase(Phase::kOutputProjection);
   Shape shape = h.shape();
   shape[shape.ndim() - 1] = weight.int8.defined() ? weight.int8.rows() : weight.value.dim(0);
   Tensor logits = ctx.alloc(shape);

@@ -57,4 +57,10 @@ void DecoderCache::begin_position() {
   for (int64_t r = 0; r < rows(); ++r) at[r] = static_cast<int32_t>(r);
 }
 
+void DecoderCache::share_first_position() {
+  TD_CHECK(length == 1, "sharing the first position of a cache at position {}", length);
+  int32_t* at = history.slot_of.i32();
+  for (int64_t r = 0; r < rows(); ++r) at[r] = static_cast<int32_t>(r / group);
+}
+
 }  // namespace transduce

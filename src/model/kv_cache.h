@@ -41,6 +41,9 @@ struct DecoderCache {
   void select(const std::vector<int32_t>& rows);
   // Starts position `length`: row r's keys and values go to slot r.
   void begin_position();
+  // The first position may be decoded with one row per sentence, since every row of a group
+  // starts alike (from BOS): afterwards each row of sentence s reads that position from slot s.
+  void share_first_position();
 };
 
 }  // namespace transduce

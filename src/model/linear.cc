@@ -1,6 +1,7 @@
 #include "model/linear.h"
 
 #include "core/error.h"
+#include "core/phase_clock.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -22,6 +23,7 @@ Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
+  const PhaseScope phase(Phase::kProducts);
   Shape shape = x.shape();
   shape[shape.ndim() - 1] = out_features();
   Tensor y = ctx.alloc(shape);

@@ -207,12 +207,15 @@ Tensor Transformer::decode_step(Context& ctx, const Tensor& tokens, DecoderCache
   if (cache.length >= cache.capacity)
     fail("decoding past the {} positions the cache was made for", cache.capacity);
   const int64_t n = tokens.numel();
-  TD_CHECK(n == cache.rows(), "a decoding step of {} tokens for a cache of {} rows", n,
-           cache.rows());
+  // The first step may take one row per sentence for a whole group (kv_cache.h).
+  const bool shared_start = cache.length == 0 && cache.group > 1 && n == cache.sentences();
+  TD_CHECK(n == cache.rows() || shared_start, "a decoding step of {} tokens for a cache of {} rows",
+           n, cache.rows());
   Tensor x = embedding.lookup(ctx, tokens.reshape({n, 1}));
   tgt_positions.add(x, cache.length);
   Tensor h = decoder.step(ctx, x, cache);
   ++cache.length;
+  if (shared_start) cache.share_first_position();
   return embedding.project(ctx, h).reshape({n, config_.vocab_size});
 }
 

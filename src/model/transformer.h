@@ -72,7 +72,9 @@ class Transformer {
   // cache lives in ctx's arena, which must outlast the decoding, but for its self-attention
   // history, which start_decoding puts alone in `history` (resetting it);
   // decode_step takes the tokens [N] at position cache.length, returns logits [N, V] and
-  // extends the cache. Both are inference only (no dropout, no backward).
+  // extends the cache; N is the cache's rows, or at the first position with `repeat` > 1 may be
+  // its sentences (one row for each sentence's identical group, DecoderCache::
+  // share_first_position). Both are inference only (no dropout, no backward).
   DecoderCache start_decoding(Context& ctx, Arena& history, const Tensor& memory,
                               const Tensor& src_pad, int64_t capacity, int64_t repeat = 1);
   Tensor decode_step(Context& ctx, const Tensor& tokens, DecoderCache& cache);

@@ -186,6 +186,9 @@ void positions_grad(const Tensor& dx, const Tensor& dtable, int64_t offset);
 Tensor compact_rows(const Tensor& t, const Tensor& rows);
 // Rows of log-probabilities: out[r] = x[r] - logsumexp(x[r]) (out may alias x).
 void log_softmax(const Tensor& x, const Tensor& out);
+// The same for one row of n values, on the calling thread (for a caller that works row by row
+// while the row is in cache, as a search step does).
+void log_softmax_row(const float* row, float* out, int64_t n);
 // Combining the log-probabilities of an ensemble's models, element by element (out may alias
 // one of xs): the log of the mean of their probabilities (-inf where every x is -inf) ...
 void log_mean_exp(std::span<const Tensor> xs, const Tensor& out);

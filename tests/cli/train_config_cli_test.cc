@@ -51,6 +51,8 @@ nlohmann::json changed_value(const TrainOptionSpec& spec, const std::string& dir
       return nlohmann::json(std::vector<std::string>(spec.choices.rbegin(), spec.choices.rend()));
     case Kind::kText:
       return dir + "/" + spec.key + "-{step}.txt";
+    case Kind::kSwitch:
+      return !def.get<bool>();
   }
   return nullptr;
 }
@@ -110,6 +112,11 @@ TEST_F(TrainConfig, EveryOptionGoesFromFlagsAndFilesIntoTheCheckpointAndBack) {
     const nlohmann::json v = changed_value(spec, dir_);
     ASSERT_NE(v, spec.get(TrainOptions{})) << spec.key;
     changed.emplace_back(&spec, v);
+    if (spec.kind == Kind::kSwitch) {  // a switch's flag takes no value
+      if (v.get<bool>()) flags += " " + spec.flag();
+      file += spec.key + ": " + v.dump() + "\n";
+      continue;
+    }
     flags += " " + spec.flag();
     for (const std::string& w : words(v)) flags += " '" + w + "'";
     file += spec.key + ": " +

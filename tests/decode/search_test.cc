@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "core/rng.h"
+#include "core/threads.h"
 #include "decode/search.h"
 #include "support/random_model.h"
+#include "support/thread_count.h"
 #include "text/special_ids.h"
 
 namespace transduce {
@@ -83,10 +86,12 @@ INSTANTIATE_TEST_SUITE_P(Variants, Incremental, ::testing::Values(0, 1, 2, 3));
 // A beam search's cache: rows take other rows' pasts (DecoderCache::select moves only slot
 // numbers) and sentences leave the batch; each row's step logits must still be the full decoder's
 // over that row's own prefix. In fp32 to 1e-5; in int8 the cache holds int8 keys and values where
-// the full decoder keeps fp32 ones, so within a few percent, and not equal.
+// the full decoder keeps fp32 ones, so within a few percent, and not equal. With a shared start,
+// the first step decodes one row per sentence for its whole group (as beam search does).
 struct Reordering {
   Precision precision;
   double tolerance;  // of the largest logit (fp32), or of the logits' norm (int8)
+  bool shared_start = false;
 };
 
 class CacheSelect : public ::testing::TestWithParam<Reordering> {};
@@ -137,14 +142,17 @@ TEST_P(CacheSelect, ReorderedAndShrunkRowsEqualTheFullDecoderOfTheirPrefixes) {
   double worst = 0, largest = 0, diff2 = 0, norm2 = 0;
   for (int64_t t = 0; t < steps; ++t) {
     const int64_t n = static_cast<int64_t>(prefix.size());
+    // The rows decoded: every row, or at a shared start the first of each group.
+    const int64_t stride = r.shared_start && t == 0 ? group : 1;
     step_arena.reset();
     Context ctx(step_arena);
     ctx.inference = true;
-    Tensor tokens = ctx.alloc({n}, DType::I32);
-    for (int64_t i = 0; i < n; ++i) tokens.i32()[i] = prefix[i].back();
+    Tensor tokens = ctx.alloc({n / stride}, DType::I32);
+    for (int64_t i = 0; i < n / stride; ++i) tokens.i32()[i] = prefix[i * stride].back();
     const Tensor logits = model.decode_step(ctx, tokens, cache);
-    for (int64_t i = 0; i < n; ++i) {
-      const std::vector<float> want = full(sentence_of[i], prefix[i]);
+    ASSERT_EQ(logits.dim(0), n / stride);
+    for (int64_t i = 0; i < n / stride; ++i) {
+      const std::vector<float> want = full(sentence_of[i * stride], prefix[i * stride]);
       for (int64_t v = 0; v < vocab; ++v) {
         const double d = logits.f32()[i * vocab + v] - double{want[v]};
         worst = std::max(worst, std::fabs(d));
@@ -184,7 +192,9 @@ TEST_P(CacheSelect, ReorderedAndShrunkRowsEqualTheFullDecoderOfTheirPrefixes) {
 
 INSTANTIATE_TEST_SUITE_P(Precisions, CacheSelect,
                          ::testing::Values(Reordering{Precision::FP32, 1e-5},
-                                           Reordering{Precision::INT8, 0.03}));
+                                           Reordering{Precision::INT8, 0.03},
+                                           Reordering{Precision::FP32, 1e-5, true},
+                                           Reordering{Precision::INT8, 0.03, true}));
 
 TEST(Search, LengthPenaltyIsGnmts) {
   EXPECT_FLOAT_EQ(length_penalty(1, 0.6f), 1.0f);
@@ -212,6 +222,76 @@ TEST(Search, BeamOneIsGreedy) {
       ASSERT_EQ(beam[s].size(), 1u);
       EXPECT_EQ(beam[s][0].tokens, greedy[s].tokens) << "seed " << seed << " sentence " << s;
       EXPECT_NEAR(beam[s][0].score, greedy[s].score, 1e-5);
+    }
+  }
+}
+
+// A vocabulary large enough that a step's sentences are worked on in parallel (decode/search.cc).
+ModelConfig wide_vocab_config() {
+  ModelConfig c = small_config();
+  c.vocab_size = 8192;
+  return c;
+}
+
+Tensor random_sources(int64_t sentences, int64_t length, int64_t vocab, uint64_t seed) {
+  Tensor src = Tensor::empty({sentences, length}, DType::I32);
+  SplitMix64 rng(seed);
+  for (int64_t i = 0; i < src.numel(); ++i)
+    src.i32()[i] = static_cast<int32_t>(rng.randint(4, static_cast<uint64_t>(vocab - 1)));
+  for (int64_t s = 0; s < sentences; ++s) src.i32()[s * length + length - 1] = kEosId;
+  return src;
+}
+
+// The sentences of a step are searched on the thread team: one thread or two, the same outputs.
+TEST(Search, ThreadsDoNotChangeWhatIsFound) {
+  testing::ThreadCountGuard guard;
+  Transformer model(wide_vocab_config());
+  testing::init_untrained(model, 3);
+  const Tensor src = random_sources(6, 7, 8192, 4);
+  SearchOptions o;
+  o.max_len_b = 6;
+  o.nbest = 2;
+  set_threads(1);
+  const auto beam1 = beam_search(model, src, o);
+  const auto greedy1 = greedy_search(model, src, o);
+  set_threads(2);
+  const auto beam2 = beam_search(model, src, o);
+  const auto greedy2 = greedy_search(model, src, o);
+  for (size_t s = 0; s < beam1.size(); ++s) {
+    ASSERT_EQ(beam1[s].size(), 2u);
+    ASSERT_EQ(beam2[s].size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(beam1[s][i].tokens, beam2[s][i].tokens) << "sentence " << s;
+      EXPECT_NEAR(beam1[s][i].score, beam2[s][i].score, 1e-5);
+    }
+    EXPECT_EQ(greedy1[s].tokens, greedy2[s].tokens) << "sentence " << s;
+    EXPECT_NEAR(greedy1[s].score, greedy2[s].score, 1e-5);
+  }
+}
+
+// A constraint that throws on one sentence, while the step's sentences are worked on in parallel:
+// the search rethrows it (an exception may not leave an OpenMP region).
+TEST(Search, AConstraintsExceptionLeavesTheParallelStep) {
+  testing::ThreadCountGuard guard;
+  set_threads(2);
+  Transformer model(wide_vocab_config());
+  testing::init_untrained(model, 3);
+  const Tensor src = random_sources(6, 7, 8192, 4);
+  SearchOptions o;
+  o.max_len_b = 6;
+  o.constrain = [](int64_t sentence, std::span<const int32_t> prefix, float*) {
+    if (sentence == 4 && prefix.size() == 2) throw std::runtime_error("sentence 4 refused");
+  };
+  for (int beam : {1, 4}) {
+    o.beam = beam;
+    try {
+      if (beam == 1)
+        greedy_search(model, src, o);
+      else
+        beam_search(model, src, o);
+      ADD_FAILURE() << "beam " << beam << ": no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "sentence 4 refused");
     }
   }
 }

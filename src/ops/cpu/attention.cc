@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/phase_clock.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
 #include "ops/cpu/quantize_vector.h"
@@ -67,45 +68,109 @@ Heads<T> history_view(const KvHistory& h, bool values) {
           values ? h.dv : h.dk};
 }
 
+// Scratch of one thread's attention: each visible key's score (then weight) and vector row.
+// Kept per thread and grown as needed, so that a decoding step allocates nothing.
+struct AttendScratch {
+  std::vector<float> p;
+  std::vector<int64_t> row;
+  std::vector<int64_t> at;  // the key's position j
+};
+
+AttendScratch& attend_scratch(int64_t lk) {
+  thread_local AttendScratch s;
+  if (static_cast<int64_t>(s.p.size()) < lk) {
+    s.p.resize(static_cast<size_t>(lk));
+    s.row.resize(static_cast<size_t>(lk));
+    s.at.resize(static_cast<size_t>(lk));
+  }
+  return s;
+}
+
+// Keys are taken four at a time: four dot products (or four weighted values) in one pass over d
+// are four independent chains of multiply-adds, where one at a time waits on each add's latency.
+constexpr int64_t kKeysAtOnce = 4;
+
 // One query qi of head h over keys first <= j < visible, stored at vector rows key_row(j);
 // hidden(j) skips a key. Writes the context ci [dv] and, when wi is given, the weights wi
-// [visible] (zero where hidden or before `first`; the caller zeroes the rest). p is scratch of at
-// least `visible` floats.
+// [visible] (zero where hidden or before `first`; the caller zeroes the rest).
 template <class T, class KeyRow, class Hidden>
 void attend_one(const float* qi, int64_t h, const Heads<T>& keys, const Heads<T>& values,
                 int64_t first, int64_t visible, KeyRow key_row, Hidden hidden, float scale,
-                float* p, float* ci, float* wi) {
+                AttendScratch& s, float* ci, float* wi) {
   const int64_t dk = keys.d, dv = values.d;
-  float mx = -std::numeric_limits<float>::infinity();
+  int64_t n = 0;  // visible keys
   for (int64_t j = first; j < visible; ++j) {
     if (hidden(j)) continue;
-    const int64_t row = key_row(j);
-    const T* kj = keys.at(row, h);
+    s.at[n] = j;
+    s.row[n++] = key_row(j);
+  }
+  float* p = s.p.data();
+  const int64_t* row = s.row.data();
+  std::fill(ci, ci + dv, 0.0f);
+  if (wi) std::fill(wi, wi + visible, 0.0f);
+  if (n == 0) return;  // every key hidden
+
+  int64_t i = 0;
+  for (; i + kKeysAtOnce <= n; i += kKeysAtOnce) {
+    const T* k0 = keys.at(row[i], h);
+    const T* k1 = keys.at(row[i + 1], h);
+    const T* k2 = keys.at(row[i + 2], h);
+    const T* k3 = keys.at(row[i + 3], h);
+    float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+#pragma omp simd reduction(+ : d0, d1, d2, d3)
+    for (int64_t d = 0; d < dk; ++d) {
+      d0 += qi[d] * static_cast<float>(k0[d]);
+      d1 += qi[d] * static_cast<float>(k1[d]);
+      d2 += qi[d] * static_cast<float>(k2[d]);
+      d3 += qi[d] * static_cast<float>(k3[d]);
+    }
+    p[i] = scale * keys.scale(row[i], h) * d0;
+    p[i + 1] = scale * keys.scale(row[i + 1], h) * d1;
+    p[i + 2] = scale * keys.scale(row[i + 2], h) * d2;
+    p[i + 3] = scale * keys.scale(row[i + 3], h) * d3;
+  }
+  for (; i < n; ++i) {
+    const T* kj = keys.at(row[i], h);
     float dot = 0;
 #pragma omp simd reduction(+ : dot)
     for (int64_t d = 0; d < dk; ++d) dot += qi[d] * static_cast<float>(kj[d]);
-    p[j] = scale * keys.scale(row, h) * dot;
-    mx = std::max(mx, p[j]);
+    p[i] = scale * keys.scale(row[i], h) * dot;
   }
-  std::fill(ci, ci + dv, 0.0f);
-  if (wi) std::fill(wi, wi + visible, 0.0f);
-  if (mx == -std::numeric_limits<float>::infinity()) return;  // every key hidden
+
+  float mx = p[0];
+  for (int64_t j = 1; j < n; ++j) mx = std::max(mx, p[j]);
+  if (mx == -std::numeric_limits<float>::infinity()) return;  // no key scores above -inf
   float sum = 0;
-  for (int64_t j = first; j < visible; ++j) {
-    if (hidden(j)) continue;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
     p[j] = fast_exp(p[j] - mx);
     sum += p[j];
   }
   const float inv = 1.0f / sum;
-  for (int64_t j = first; j < visible; ++j) {
-    if (hidden(j)) continue;
-    const float w = p[j] * inv;
-    if (wi) wi[j] = w;
-    const int64_t row = key_row(j);
-    const T* vj = values.at(row, h);
-    const float wv = w * values.scale(row, h);
+  for (int64_t j = 0; j < n; ++j) {
+    p[j] *= inv;
+    if (wi) wi[s.at[j]] = p[j];
+  }
+
+  i = 0;
+  for (; i + kKeysAtOnce <= n; i += kKeysAtOnce) {
+    const T* v0 = values.at(row[i], h);
+    const T* v1 = values.at(row[i + 1], h);
+    const T* v2 = values.at(row[i + 2], h);
+    const T* v3 = values.at(row[i + 3], h);
+    const float w0 = p[i] * values.scale(row[i], h), w1 = p[i + 1] * values.scale(row[i + 1], h),
+                w2 = p[i + 2] * values.scale(row[i + 2], h),
+                w3 = p[i + 3] * values.scale(row[i + 3], h);
 #pragma omp simd
-    for (int64_t d = 0; d < dv; ++d) ci[d] += wv * static_cast<float>(vj[d]);
+    for (int64_t d = 0; d < dv; ++d)
+      ci[d] += (w0 * static_cast<float>(v0[d]) + w1 * static_cast<float>(v1[d])) +
+               (w2 * static_cast<float>(v2[d]) + w3 * static_cast<float>(v3[d]));
+  }
+  for (; i < n; ++i) {
+    const T* vj = values.at(row[i], h);
+    const float w = p[i] * values.scale(row[i], h);
+#pragma omp simd
+    for (int64_t d = 0; d < dv; ++d) ci[d] += w * static_cast<float>(vj[d]);
   }
 }
 
@@ -138,7 +203,7 @@ void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const He
   float* pc = context.f32();
 #pragma omp parallel if (parallel_worth_it(batch * heads * lq * lk * (keys.d + values.d)))
   {
-    std::vector<float> p(static_cast<size_t>(lk));
+    AttendScratch& scratch = attend_scratch(lk);
 #pragma omp for schedule(static)
     for (int64_t bh = 0; bh < batch * heads; ++bh) {
       const int64_t b = bh / heads, h = bh % heads;
@@ -151,7 +216,7 @@ void attention_inference_as(const Tensor& q, const HeadVectors& keys_t, const He
         attend_one(
             pq + (b * lq + i) * wq + h * keys.d, h, keys, values, range.first, visible,
             [&](int64_t j) { return b * cap + j; }, [&](int64_t j) { return prow && prow[j]; },
-            scale, p.data(), pc + (b * lq + i) * wv + h * values.d, wi);
+            scale, scratch, pc + (b * lq + i) * wv + h * values.d, wi);
       }
     }
   }
@@ -169,7 +234,7 @@ void attention_history_as(const Tensor& q, const KvHistory& hist, int64_t layer,
   float* pc = context.f32();
 #pragma omp parallel if (parallel_worth_it(n * heads * lk * (keys.d + values.d)))
   {
-    std::vector<float> p(static_cast<size_t>(lk));
+    AttendScratch& scratch = attend_scratch(lk);
 #pragma omp for schedule(static)
     for (int64_t rh = 0; rh < n * heads; ++rh) {
       const int64_t r = rh / heads, h = rh % heads;
@@ -177,7 +242,7 @@ void attention_history_as(const Tensor& q, const KvHistory& hist, int64_t layer,
       attend_one(
           pq + r * wq + h * keys.d, h, keys, values, visible_keys(lk - 1, lk, true, window).first,
           lk, [&](int64_t j) { return (j * layers + layer) * slots + slot_of[j * slots + r]; },
-          [](int64_t) { return false; }, scale, p.data(), pc + r * wv + h * values.d,
+          [](int64_t) { return false; }, scale, scratch, pc + r * wv + h * values.d,
           pw ? pw + (r * heads + h) * lk : nullptr);
     }
   }
@@ -189,6 +254,7 @@ void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVec
                          int64_t lk, int64_t heads, float scale, const Tensor& key_pad, bool causal,
                          int64_t causal_offset, const Tensor& context, const Tensor& probs,
                          int64_t window) {
+  const PhaseScope phase(Phase::kAttention);
   const Tensor& k = keys.data;
   const Tensor& v = values.data;
   require_cpu({&q, &k, &v, &context});
@@ -239,6 +305,7 @@ void check_history(const KvHistory& h, int64_t layer, int64_t position) {
 
 void store_history(const KvHistory& h, int64_t layer, int64_t position, const Tensor& keys,
                    const Tensor& values) {
+  const PhaseScope phase(Phase::kAttention);
   check_history(h, layer, position);
   require_cpu({&keys, &values});
   const int64_t n = keys.rows(), hk = h.heads * h.dk, hv = h.heads * h.dv;
@@ -271,6 +338,7 @@ void store_history(const KvHistory& h, int64_t layer, int64_t position, const Te
 
 void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64_t lk, float scale,
                        const Tensor& context, const Tensor& probs, int64_t window) {
+  const PhaseScope phase(Phase::kAttention);
   check_history(h, layer, std::max<int64_t>(lk - 1, 0));
   require_cpu({&q, &context});
   const int64_t n = q.dim(0), slots = h.slots();

@@ -1,6 +1,7 @@
 // Matrix products through OpenBLAS (F32) or oneDNN (BF16, gemm_bf16.cc).
 #include <cblas.h>
 
+#include "core/phase_clock.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/ops.h"
@@ -9,6 +10,7 @@ namespace transduce::ops {
 
 void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
           float alpha, float beta) {
+  const PhaseScope phase(Phase::kProducts);
   require_cpu({&a, &b, &c});
   const int64_t m = trans_a ? a.cols() : a.rows();
   const int64_t k = trans_a ? a.rows() : a.cols();
@@ -34,6 +36,7 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Te
 void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const MatrixGrid& a, const MatrixGrid& b, float beta, const MatrixGrid& c,
                int64_t outer, int64_t inner) {
+  const PhaseScope phase(Phase::kProducts);
   require_cpu({&a.t, &b.t, &c.t});
   const float* pa = a.t.f32() + a.offset;
   const float* pb = b.t.f32() + b.offset;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/phase_clock.h"
 #include "core/threads.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/int8_sums.h"
@@ -194,6 +195,7 @@ void gemm_int8_block(const float* x, int64_t rows, int64_t k, const Int8Matrix& 
 }  // namespace
 
 void gemm_int8(const Tensor& x, const Int8Matrix& w, const Tensor& bias, const Tensor& y) {
+  const PhaseScope phase(Phase::kProducts);
   require_cpu({&x, &y, &w.scales});
   const int64_t rows = x.rows(), k = x.cols(), n = w.rows();
   TD_CHECK(w.packed != nullptr, "gemm_int8 with an unpacked matrix (call pack_int8)");

@@ -26,6 +26,18 @@ Tensor compact_rows(const Tensor& t, const Tensor& rows) {
   return t.slice_rows(0, m);
 }
 
+void log_softmax_row(const float* row, float* out, int64_t n) {
+  float mx = row[0];
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 1; j < n; ++j) mx = std::max(mx, row[j]);
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) sum += fast_exp(row[j] - mx);
+  const float lse = mx + std::log(sum);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) out[j] = row[j] - lse;
+}
+
 void log_softmax(const Tensor& x, const Tensor& out) {
   require_cpu({&x, &out});
   TD_CHECK(x.shape() == out.shape(), "log_softmax {} -> {}", x.shape().str(), out.shape().str());
@@ -33,18 +45,7 @@ void log_softmax(const Tensor& x, const Tensor& out) {
   const float* px = x.f32();
   float* po = out.f32();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(x.numel()))
-  for (int64_t r = 0; r < x.rows(); ++r) {
-    const float* row = px + r * n;
-    float mx = row[0];
-#pragma omp simd reduction(max : mx)
-    for (int64_t j = 1; j < n; ++j) mx = std::max(mx, row[j]);
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j) sum += fast_exp(row[j] - mx);
-    const float lse = mx + std::log(sum);
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) po[r * n + j] = row[j] - lse;
-  }
+  for (int64_t r = 0; r < x.rows(); ++r) log_softmax_row(px + r * n, po + r * n, n);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/phase_clock.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
 #include "ops/ops.h"
@@ -12,6 +13,7 @@ namespace transduce::ops {
 
 void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Tensor& key_pad,
                     bool causal, int64_t causal_offset, int64_t window) {
+  const PhaseScope phase(Phase::kAttention);
   require_cpu({&scores});
   const int64_t lk = scores.cols();
   const int64_t lq = scores.rows() / (batch * heads);
@@ -57,6 +59,7 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
 }
 
 void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale) {
+  const PhaseScope phase(Phase::kAttention);
   require_cpu({&probs, &dscores});
   TD_CHECK(probs.shape() == dscores.shape(), "softmax_backward shapes");
   const int64_t n = probs.cols();
@@ -67,6 +70,7 @@ void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale) {
     const float* pr = p + r * n;
     float* dr = d + r * n;
     float dot = 0;
+#pragma omp simd reduction(+ : dot)
     for (int64_t j = 0; j < n; ++j) dot += pr[j] * dr[j];
     for (int64_t j = 0; j < n; ++j) dr[j] = scale * pr[j] * (dr[j] - dot);
   }
