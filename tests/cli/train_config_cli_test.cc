@@ -113,16 +113,14 @@ TEST_F(TrainConfig, EveryOptionGoesFromFlagsAndFilesIntoTheCheckpointAndBack) {
     ASSERT_NE(v, spec.get(TrainOptions{})) << spec.key;
     changed.emplace_back(&spec, v);
     if (spec.kind == Kind::kSwitch) {  // a switch's flag takes no value
-      if (v.get<bool>()) flags += " " + spec.flag();
-      file += spec.key + ": " + v.dump() + "\n";
+      if (v.get<bool>()) flags += fmt::format(" {}", spec.flag());
+      file += fmt::format("{}: {}\n", spec.key, v.dump());
       continue;
     }
-    flags += " " + spec.flag();
-    for (const std::string& w : words(v)) flags += " '" + w + "'";
-    file += spec.key + ": " +
-            (v.is_array() ? "[" + fmt::format("{}", fmt::join(words(v), ", ")) + "]"
-                          : "'" + words(v).front() + "'") +
-            "\n";
+    flags += fmt::format(" {}", spec.flag());
+    for (const std::string& w : words(v)) flags += fmt::format(" '{}'", w);
+    file += v.is_array() ? fmt::format("{}: [{}]\n", spec.key, fmt::join(words(v), ", "))
+                         : fmt::format("{}: '{}'\n", spec.key, words(v).front());
   }
   const std::string by_flags = dir_ + "/by-flags", by_file = dir_ + "/by-file";
   CommandResult r = run_transduce("--threads 1 train " + data_flags() + " " + kModelFlags +
