@@ -6,6 +6,7 @@
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "core/phase_clock.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "model/context.h"
@@ -182,8 +183,9 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
     if (i == 0) r.first_loss = r.last_loss;
   }
   const size_t allocations_before = arena.system_allocations();
+  PhaseTimes phases;
   {
-    const PhaseRecording recording(r.phases);
+    const PhaseRecording recording(phases);
     for (int i = 0; i < o.timed_steps; ++i) {
       const auto start = std::chrono::steady_clock::now();
       r.last_loss = step();
@@ -191,7 +193,7 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
     }
   }
   const double steps = static_cast<double>(o.timed_steps);
-  r.products_seconds_per_step = r.phases[Phase::kProducts] / steps;
+  r.products_seconds_per_step = phases[Phase::kProducts] / steps;
   r.outside_products_seconds_per_step =
       std::accumulate(r.step_seconds.begin(), r.step_seconds.end(), 0.0) / steps -
       r.products_seconds_per_step;

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/phase_clock.h"
 #include "model/config.h"
 #include "model/precision.h"
 #include "model/transformer.h"
@@ -68,9 +67,8 @@ struct TrainBenchResult {
   double last_loss = 0;         // the last step's mean label-smoothed loss per target token
   size_t arena_peak_bytes = 0;
   size_t timed_system_allocations = 0;  // arena allocations from the system during timed steps
-  // Where the timed steps' time went (core/phase_clock.h): products, attention beyond them, and
-  // the rest (norms, elementwise ops, the loss, Adam) as outside.
-  PhaseTimes phases;
+  // The timed steps' time in matrix products (core/phase_clock.h) and outside them (norms,
+  // elementwise ops, attention's softmax, the loss, Adam).
   double products_seconds_per_step = 0;          // the mean over the timed steps
   double outside_products_seconds_per_step = 0;  // the mean step time less the products'
 };

@@ -59,24 +59,20 @@ int32_t first_max(const float* row, int64_t vocab) {
   return static_cast<int32_t>(std::max_element(row, row + vocab) - row);  // NaN: as it would
 }
 
-// Runs body(i) for i in [0, count) on the thread team (each call on one thread; a body that
-// needs scratch takes it from `scratch`, one per thread), rethrowing the first exception a body
-// threw once all are done. A step's rows are independent: normalising, restricting and choosing
-// among them in parallel reads each row once, while it is in cache.
-template <class Scratch, class Body>
+// Runs body(i) for i in [0, count) on the thread team, rethrowing the first exception a body
+// threw once all are done (an exception may not leave an OpenMP region). A step's rows are
+// independent: normalising, restricting and choosing among them in parallel reads each row once,
+// while it is in cache.
+template <class Body>
 void for_each_parallel(int64_t count, int64_t work, Body body) {
   std::exception_ptr error;
-#pragma omp parallel if (count > 1 && work >= (int64_t{1} << 15))
-  {
-    Scratch scratch;
-#pragma omp for schedule(dynamic)
-    for (int64_t i = 0; i < count; ++i) {
-      try {
-        body(i, scratch);
-      } catch (...) {
+#pragma omp parallel for schedule(dynamic) if (count > 1 && work >= (int64_t{1} << 15))
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      body(i);
+    } catch (...) {
 #pragma omp critical(transduce_search_error)
-        if (!error) error = std::current_exception();
-      }
+      if (!error) error = std::current_exception();
     }
   }
   if (error) std::rethrow_exception(error);
@@ -208,8 +204,7 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
     const int64_t n = static_cast<int64_t>(active.size());
     Tensor logp = members.next_scores(last);
     best_of.resize(static_cast<size_t>(n));
-    struct None {};
-    for_each_parallel<None>(n, n * vocab, [&](int64_t r, None&) {
+    for_each_parallel(n, n * vocab, [&](int64_t r) {
       const int32_t s = active[r];
       float* row = logp.f32() + r * vocab;
       members.normalise_row(row);
@@ -270,9 +265,6 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     if (x.total != y.total) return x.total > y.total;
     return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
   };
-  struct Scratch {
-    std::vector<Candidate> candidates;
-  };
   std::vector<int32_t> tokens;
   std::vector<std::vector<int32_t>> parents_of;  // per active sentence: its new beams' parents
   std::vector<char> stops;                       // per active sentence: it is done
@@ -293,7 +285,7 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     stops.assign(static_cast<size_t>(count), 0);
 
     // Each sentence's step touches only its own rows, beams and ended hypotheses.
-    for_each_parallel<Scratch>(count, n * vocab, [&](int64_t a, Scratch& scratch) {
+    for_each_parallel(count, n * vocab, [&](int64_t a) {
       const int32_t s = active[a];
       std::vector<Live>& beams = live[s];
       // The best `slots` continuations over all k beams, one for each place not yet taken by an
@@ -303,7 +295,7 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
       std::vector<Hypothesis>& done = finished[s];
       const int64_t slots = k - static_cast<int64_t>(done.size());
       const size_t top = static_cast<size_t>(slots);
-      std::vector<Candidate>& candidates = scratch.candidates;
+      thread_local std::vector<Candidate> candidates;  // kept per thread from step to step
       candidates.clear();
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
