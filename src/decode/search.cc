@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/phase_clock.h"
+#include "core/rng.h"
 #include "ops/ops.h"
 #include "text/special_ids.h"
 
@@ -24,21 +25,6 @@ int64_t source_tokens(const Tensor& src, int64_t b) {
   int64_t n = 0;
   for (int64_t j = 0; j < src.dim(1); ++j) n += src.i32()[b * src.dim(1) + j] != kPadId;
   return n;
-}
-
-// The rules every step shares: PAD and BOS are never produced; the caller's constraint; and at
-// the length limit only EOS is left.
-void restrict_row(float* logp, int64_t vocab, int64_t sentence, std::span<const int32_t> prefix,
-                  int64_t max_len, const SearchOptions& o) {
-  const int64_t step = static_cast<int64_t>(prefix.size());
-  logp[kPadId] = kBanned;
-  logp[kBosId] = kBanned;
-  if (o.constrain) o.constrain(sentence, prefix, logp);
-  if (step >= max_len) {
-    const float eos = logp[kEosId];
-    std::fill(logp, logp + vocab, kBanned);
-    logp[kEosId] = std::isfinite(eos) ? eos : 0.0f;
-  }
 }
 
 // The first index of a row's largest value (std::max_element's answer) in two vectorised passes:
@@ -83,16 +69,12 @@ void for_each_parallel(int64_t count, int64_t work, Body body) {
 // must outlast the search. A step's log-probabilities combine the members' as `rule` says.
 class Members {
  public:
+  // `capacity`: the most positions a row decodes (EOS counted).
   Members(std::span<Transformer* const> models, std::span<SearchArenas> arenas, const Tensor& src,
-          const SearchOptions& o, int64_t group)
+          const SearchOptions& o, int64_t group, int64_t capacity)
       : models_(models.begin(), models.end()), rule_(o.ensemble) {
     const PhaseScope phase(Phase::kEncode);
-    if (models_.empty()) fail("a search needs at least one model");
     vocab_ = models_[0]->config().vocab_size;
-    for (const Transformer* m : models_)
-      if (m->config().vocab_size != vocab_)
-        fail("the models of an ensemble must share their vocabulary: {} and {} pieces", vocab_,
-             m->config().vocab_size);
     if (arenas.empty()) {
       own_ = std::make_unique<SearchArenas[]>(models_.size());
       arenas = std::span<SearchArenas>(own_.get(), models_.size());
@@ -100,14 +82,6 @@ class Members {
     if (arenas.size() != models_.size())
       fail("{} sets of search arenas for {} models", arenas.size(), models_.size());
     arenas_ = arenas;
-    for (int64_t b = 0; b < src.dim(0); ++b) {
-      int64_t limit = std::numeric_limits<int64_t>::max();
-      for (const Transformer* m : models_)
-        limit = std::min(limit, output_limit(m->config(), source_tokens(src, b), o));
-      max_len.push_back(limit);
-    }
-    int64_t capacity = 1;
-    for (const int64_t limit : max_len) capacity = std::max(capacity, limit + 1);
     for (size_t m = 0; m < models_.size(); ++m) {
       SearchArenas& a = arenas_[m];
       a.encode.reset();
@@ -161,8 +135,6 @@ class Members {
     for (DecoderCache& c : caches_) c.select(rows);
   }
 
-  std::vector<int64_t> max_len;  // each sentence's output limit (EOS excluded), within every model
-
  private:
   std::vector<Transformer*> models_;
   EnsembleMean rule_;
@@ -171,6 +143,304 @@ class Members {
   std::vector<DecoderCache> caches_;
   int64_t vocab_ = 0;
 };
+
+// A continuation: `total` is its hypothesis's log-probability with the token's (`step`) added.
+struct Candidate {
+  float total;
+  int32_t beam, token;
+  float step;
+};
+bool better(const Candidate& x, const Candidate& y) {
+  if (x.total != y.total) return x.total > y.total;
+  return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
+}
+
+// Appends to `out` the best `m` of offset + row[v] over the finite entries of the row, best first
+// (a tie goes to the lower token), tagged with `beam`. The vocabulary is scanned in blocks: one
+// vectorised compare tells whether any token of a block beats the worst kept one (-inf until m
+// are kept, which also turns away banned tokens and NaN), and only such blocks, rare once the
+// list is full, are walked token by token.
+void best_tokens(const float* row, int32_t vocab, size_t m, float offset, int32_t beam,
+                 std::vector<Candidate>& out) {
+  if (m == 0) return;
+  const size_t first_kept = out.size();
+  const auto begin = [&] { return out.begin() + static_cast<std::ptrdiff_t>(first_kept); };
+  float bar = -std::numeric_limits<float>::infinity();
+  for (int32_t block = 0; block < vocab; block += kScanBlock) {
+    const int32_t end = std::min(vocab, block + kScanBlock);
+    int any = 0;
+#pragma omp simd reduction(| : any)
+    for (int32_t v = block; v < end; ++v) any |= offset + row[v] > bar;
+    if (!any) continue;
+    for (int32_t v = block; v < end; ++v) {
+      const float total = offset + row[v];
+      // Tokens come in increasing order: a tie with the worst kept one loses to it.
+      if (!(total > bar) || !std::isfinite(row[v])) continue;
+      if (out.size() - first_kept == m) out.pop_back();
+      const Candidate c{total, beam, v, row[v]};
+      out.insert(std::upper_bound(begin(), out.end(), c, better), c);
+      if (out.size() - first_kept == m) bar = out.back().total;
+    }
+  }
+}
+
+// What every step of every search does to a hypothesis's row of scores before a choice is made,
+// and each sentence's length limits and prefix.
+class StepRules {
+ public:
+  StepRules(std::span<Transformer* const> models, const Tensor& src, const SearchOptions& o,
+            std::span<const SentenceControls> controls)
+      : o_(o), controls_(controls) {
+    if (models.empty()) fail("a search needs at least one model");
+    vocab_ = models[0]->config().vocab_size;
+    for (const Transformer* m : models)
+      if (m->config().vocab_size != vocab_)
+        fail("the models of an ensemble must share their vocabulary: {} and {} pieces", vocab_,
+             m->config().vocab_size);
+    const int64_t batch = src.dim(0);
+    if (!controls.empty() && static_cast<int64_t>(controls.size()) != batch)
+      fail("{} sentence controls for a batch of {} sentences", controls.size(), batch);
+    int64_t positions = std::numeric_limits<int64_t>::max();  // tokens before EOS, every model
+    for (const Transformer* m : models)
+      positions = std::min<int64_t>(positions, m->config().max_positions - 1);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t n = source_tokens(src, b);
+      int64_t limit = std::numeric_limits<int64_t>::max();
+      for (const Transformer* m : models) limit = std::min(limit, output_limit(m->config(), n, o));
+      const std::vector<int32_t>& p = prefix(b);
+      for (const int32_t t : p)
+        if (t <= kEosId || t >= vocab_)
+          fail("a target prefix may hold pieces {} to {}, not {}", kEosId + 1, vocab_ - 1, t);
+      const int64_t forced = static_cast<int64_t>(p.size());
+      if (forced > positions)
+        fail("a target prefix of {} pieces: the model's outputs hold at most {}", forced,
+             positions);
+      max_len_.push_back(std::max(limit, forced));
+      min_len_.push_back(std::min(min_output_length(n, o), max_len_.back()));
+    }
+  }
+
+  int64_t vocab() const { return vocab_; }
+  int64_t max_len(int64_t s) const { return max_len_[s]; }  // output tokens, EOS excluded
+  // The most positions any row decodes (EOS counted).
+  int64_t capacity() const {
+    int64_t c = 1;
+    for (const int64_t m : max_len_) c = std::max(c, m + 1);
+    return c;
+  }
+  const std::vector<int32_t>& prefix(int64_t s) const {
+    static const std::vector<int32_t> none;
+    return controls_.empty() ? none : controls_[s].prefix;
+  }
+  uint64_t id(int64_t s) const { return controls_.empty() ? 0 : controls_[s].id; }
+
+  // Turns `row`, the scores of the token after `tokens` (sentence s), into the log-probabilities
+  // a choice is made from: the repetition penalty, normalisation (`members`), then the forced
+  // prefix, or the bans: PAD and BOS, repeated n-grams, EOS below the minimum length, the caller's
+  // constraint, and at the length limit everything but EOS.
+  template <class Normaliser>
+  void apply(float* row, int64_t s, std::span<const int32_t> tokens,
+             const Normaliser& members) const {
+    const int64_t step = static_cast<int64_t>(tokens.size());
+    if (o_.repetition_penalty != 1.0f && !tokens.empty()) {
+      penalise_repeats(row, tokens);
+      ops::log_softmax_row(row, row, vocab_);  // an ensemble's rows too: they changed
+    } else {
+      members.normalise_row(row);
+    }
+    const std::vector<int32_t>& forced = prefix(s);
+    if (step < static_cast<int64_t>(forced.size())) {
+      const int32_t t = forced[step];
+      const float keep = row[t];
+      std::fill(row, row + vocab_, kBanned);
+      row[t] = keep;
+      return;
+    }
+    row[kPadId] = kBanned;
+    row[kBosId] = kBanned;
+    if (o_.no_repeat_ngram > 0) ban_repeated_ngrams(row, tokens);
+    if (step < min_len_[s]) row[kEosId] = kBanned;
+    if (o_.constrain) o_.constrain(s, tokens, row);
+    if (step >= max_len_[s]) {
+      const float eos = row[kEosId];
+      std::fill(row, row + vocab_, kBanned);
+      row[kEosId] = std::isfinite(eos) ? eos : 0.0f;
+    }
+  }
+
+ private:
+  // CTRL's penalty, once for each distinct token of the output so far.
+  void penalise_repeats(float* row, std::span<const int32_t> tokens) const {
+    thread_local std::vector<int32_t> seen;
+    seen.assign(tokens.begin(), tokens.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    const float r = o_.repetition_penalty;
+    for (const int32_t t : seen) row[t] = row[t] > 0 ? row[t] / r : row[t] * r;
+  }
+
+  // Bans each token that would end an n-gram the output already holds: wherever the last n - 1
+  // tokens occurred before, the token that followed them then.
+  void ban_repeated_ngrams(float* row, std::span<const int32_t> tokens) const {
+    const int64_t n = o_.no_repeat_ngram, length = static_cast<int64_t>(tokens.size());
+    if (length < n) return;
+    const int32_t* tail = tokens.data() + length - (n - 1);
+    for (int64_t i = 0; i + n <= length; ++i)
+      if (std::equal(tail, tail + (n - 1), tokens.data() + i)) row[tokens[i + n - 1]] = kBanned;
+  }
+
+  const SearchOptions& o_;
+  std::span<const SentenceControls> controls_;
+  int64_t vocab_ = 0;
+  std::vector<int64_t> max_len_, min_len_;  // output tokens, EOS excluded
+};
+
+// A number in [0, 1) from (seed, sentence id, sample, step) alone: the same whatever the batch
+// or the thread that draws it.
+double uniform_draw(int64_t seed, uint64_t id, int64_t sample, int64_t step) {
+  const uint64_t stream = hash_u64(static_cast<uint64_t>(seed), id, static_cast<uint64_t>(sample));
+  return static_cast<double>(hash_u64(stream, 0x5A4D1E5EEDull, static_cast<uint64_t>(step)) >> 11) *
+         0x1.0p-53;
+}
+
+// A token drawn from a row of log-probabilities as o.sampling and o.temperature say, by `u`: the
+// kept tokens are ordered by probability (then id), and the first whose cumulative share of
+// their total exceeds u is taken.
+int32_t sample_token(const float* row, int32_t vocab, const SearchOptions& o, double u) {
+  thread_local std::vector<Candidate> kept;
+  kept.clear();
+  if (o.sampling.kind == Sampling::Kind::kTopK) {
+    best_tokens(row, vocab, static_cast<size_t>(o.sampling.k), 0.0f, 0, kept);
+  } else {
+    for (int32_t v = 0; v < vocab; ++v)
+      if (std::isfinite(row[v])) kept.push_back({row[v], 0, v, row[v]});
+    std::sort(kept.begin(), kept.end(), better);
+  }
+  if (kept.empty()) return kEosId;  // nothing allowed: cannot happen past the length rules
+  thread_local std::vector<double> weight;
+  weight.resize(kept.size());
+  const double top = kept[0].total, inverse_t = 1.0 / static_cast<double>(o.temperature);
+  double sum = 0;
+  for (size_t i = 0; i < kept.size(); ++i)
+    sum += weight[i] = std::exp((kept[i].total - top) * inverse_t);
+  if (o.sampling.kind == Sampling::Kind::kTopP) {
+    // The fewest most probable tokens whose probabilities sum to at least p.
+    const double want = static_cast<double>(o.sampling.p) * sum;
+    double cumulative = 0;
+    size_t m = 0;
+    while (m < kept.size()) {
+      cumulative += weight[m++];
+      if (cumulative >= want) break;
+    }
+    kept.resize(m);
+    sum = cumulative;
+  }
+  const double target = u * sum;
+  double cumulative = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    cumulative += weight[i];
+    if (cumulative > target) return kept[i].token;
+  }
+  return kept.back().token;
+}
+
+// Each hypothesis on its own, `group` of them per sentence, each taking one token a step: the most
+// probable one (greedy search), or a random draw (sampling on), and with `branch` the group's
+// j-th most probable at the first position after the prefix (alternatives). Hypotheses that could
+// not branch (fewer allowed tokens than the group) are left out. A sentence stays in the batch
+// until all its hypotheses have ended.
+std::vector<std::vector<Hypothesis>> independent_search(std::span<Transformer* const> models,
+                                                        const Tensor& src, const SearchOptions& o,
+                                                        std::span<SearchArenas> arenas,
+                                                        std::span<const SentenceControls> controls,
+                                                        int64_t group, bool sample, bool branch) {
+  const PhaseScope phase(Phase::kSearch);
+  const int64_t batch = src.dim(0);
+  const StepRules rules(models, src, o, controls);
+  Members members(models, arenas, src, o, group, rules.capacity());
+  const int32_t vocab = static_cast<int32_t>(rules.vocab());
+
+  struct Row {
+    Hypothesis h;
+    bool ended = false, left_out = false;
+  };
+  std::vector<std::vector<Row>> rows(batch, std::vector<Row>(static_cast<size_t>(group)));
+  std::vector<int32_t> active(batch);  // sentences still decoding, in cache order
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<int32_t> tokens;
+  std::vector<char> stops;
+  bool first = true;
+  while (!active.empty()) {
+    // At the first step every row of a group starts alike from BOS: one row per sentence is
+    // decoded, and the cache shares it with the group (DecoderCache::share_first_position).
+    const int64_t per = first ? 1 : group;
+    const int64_t count = static_cast<int64_t>(active.size()), n = count * per;
+    tokens.resize(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      const Hypothesis& h = rows[active[r / per]][r % per].h;
+      tokens[r] = h.tokens.empty() ? kBosId : h.tokens.back();
+    }
+    Tensor logp = members.next_scores(tokens);
+    first = false;
+    stops.assign(static_cast<size_t>(count), 0);
+    for_each_parallel(count, n * vocab, [&](int64_t a) {
+      const int32_t s = active[a];
+      bool all_ended = true;
+      for (int64_t j = 0; j < group; ++j) {
+        Row& row = rows[s][j];
+        if (row.ended) continue;
+        Hypothesis& h = row.h;
+        float* data = logp.f32() + (a * per + (per == 1 ? 0 : j)) * vocab;
+        if (per > 1 || j == 0) rules.apply(data, s, h.tokens, members);  // a shared row: once
+        const int64_t step = static_cast<int64_t>(h.tokens.size());
+        int32_t token;
+        if (branch && step == static_cast<int64_t>(rules.prefix(s).size())) {
+          thread_local std::vector<Candidate> best;
+          best.clear();
+          best_tokens(data, vocab, static_cast<size_t>(group), 0.0f, 0, best);
+          if (j >= static_cast<int64_t>(best.size())) {
+            row.ended = row.left_out = true;
+            continue;
+          }
+          token = best[j].token;
+        } else if (sample) {
+          token = sample_token(data, vocab, o, uniform_draw(o.seed, rules.id(s), j, step));
+        } else {
+          token = first_max(data, vocab);
+        }
+        h.log_prob += data[token];
+        h.token_log_probs.push_back(data[token]);
+        if (token == kEosId) {
+          row.ended = true;
+          h.score = h.log_prob / length_penalty(step + 1, o.alpha);
+          continue;
+        }
+        h.tokens.push_back(token);
+        all_ended = false;
+      }
+      stops[a] = all_ended;
+    });
+
+    std::vector<int32_t> keep_rows, keep_active;
+    for (int64_t a = 0; a < count; ++a) {
+      if (stops[a]) continue;
+      for (int64_t j = 0; j < group; ++j) keep_rows.push_back(static_cast<int32_t>(a * group + j));
+      keep_active.push_back(active[a]);
+    }
+    if (!keep_active.empty() && keep_active.size() != active.size()) members.select(keep_rows);
+    active = std::move(keep_active);
+  }
+
+  std::vector<std::vector<Hypothesis>> out(batch);
+  for (int64_t s = 0; s < batch; ++s) {
+    for (Row& row : rows[s])
+      if (!row.left_out) out[s].push_back(std::move(row.h));
+    if (sample && !branch)  // samples best first, as n-best lists are
+      std::stable_sort(out[s].begin(), out[s].end(),
+                       [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -188,83 +458,48 @@ int64_t output_limit(const ModelConfig& config, int64_t source_tokens, const Sea
   return std::min<int64_t>(max_output_length(source_tokens, o), config.max_positions - 1);
 }
 
-std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, const Tensor& src,
-                                      const SearchOptions& o, std::span<SearchArenas> arenas) {
-  const PhaseScope phase(Phase::kSearch);
-  const int64_t batch = src.dim(0);
-  Members members(models, arenas, src, o, 1);
-  const int64_t vocab = members.vocab();
+int64_t min_output_length(int64_t source_tokens, const SearchOptions& o) {
+  return std::max<int64_t>(
+      0, static_cast<int64_t>(std::floor(o.min_len_a * static_cast<float>(source_tokens))) +
+             o.min_len_b);
+}
 
-  std::vector<Hypothesis> out(batch);
-  std::vector<int32_t> active(batch);  // sentence of each cache row
-  std::iota(active.begin(), active.end(), 0);
-  std::vector<int32_t> last(batch, kBosId);
-  std::vector<int32_t> best_of;
-  while (!active.empty()) {
-    const int64_t n = static_cast<int64_t>(active.size());
-    Tensor logp = members.next_scores(last);
-    best_of.resize(static_cast<size_t>(n));
-    for_each_parallel(n, n * vocab, [&](int64_t r) {
-      const int32_t s = active[r];
-      float* row = logp.f32() + r * vocab;
-      members.normalise_row(row);
-      restrict_row(row, vocab, s, out[s].tokens, members.max_len[s], o);
-      best_of[r] = first_max(row, vocab);
-    });
-    std::vector<int32_t> keep_rows, keep_active, keep_last;
-    for (int64_t r = 0; r < n; ++r) {
-      const int32_t s = active[r];
-      const float* row = logp.f32() + r * vocab;
-      const int32_t best = best_of[r];
-      Hypothesis& h = out[s];
-      h.log_prob += row[best];
-      if (best == kEosId) {
-        h.score = h.log_prob / length_penalty(static_cast<int64_t>(h.tokens.size()) + 1, o.alpha);
-        continue;
-      }
-      h.tokens.push_back(best);
-      keep_rows.push_back(static_cast<int32_t>(r));
-      keep_active.push_back(s);
-      keep_last.push_back(best);
-    }
-    if (keep_rows.size() != active.size()) members.select(keep_rows);
-    active = std::move(keep_active);
-    last = std::move(keep_last);
-  }
+std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, const Tensor& src,
+                                      const SearchOptions& o, std::span<SearchArenas> arenas,
+                                      std::span<const SentenceControls> controls) {
+  std::vector<Hypothesis> out;
+  for (std::vector<Hypothesis>& h :
+       independent_search(models, src, o, arenas, controls, 1, false, false))
+    out.push_back(std::move(h.front()));
   return out;
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
                                                  const Tensor& src, const SearchOptions& o,
-                                                 std::span<SearchArenas> arenas) {
+                                                 std::span<SearchArenas> arenas,
+                                                 std::span<const SentenceControls> controls) {
   const PhaseScope phase(Phase::kSearch);
   if (o.beam < 1) fail("beam must be at least 1, got {}", o.beam);
   if (o.nbest < 1 || o.nbest > o.beam)
     fail("nbest must be between 1 and the beam size {}, got {}", o.beam, o.nbest);
   const int64_t batch = src.dim(0), k = o.beam;
-  Members members(models, arenas, src, o, k);
-  const int64_t vocab = members.vocab();
+  const StepRules rules(models, src, o, controls);
+  Members members(models, arenas, src, o, k, rules.capacity());
+  const int32_t vocab = static_cast<int32_t>(rules.vocab());
 
   struct Live {
     std::vector<int32_t> tokens;
+    std::vector<float> token_log_probs;
     float log_prob;
   };
-  std::vector<std::vector<Hypothesis>> finished(batch);
-  // Live hypotheses of each active sentence, k per sentence, in cache-row order. At the first
-  // step the k rows are identical, so only the first may expand.
+  std::vector<std::vector<Hypothesis>> finished(batch);  // each sentence's best nbest, best first
+  // Live hypotheses of each active sentence, k per sentence, in cache-row order; a dead one has
+  // log_prob -inf. At the first step only the first is alive (the k rows are identical).
   std::vector<int32_t> active(batch);
   std::iota(active.begin(), active.end(), 0);
-  std::vector<std::vector<Live>> live(batch, std::vector<Live>(k, Live{{}, kBanned}));
+  std::vector<std::vector<Live>> live(batch, std::vector<Live>(k, Live{{}, {}, kBanned}));
   for (auto& l : live) l[0].log_prob = 0;
 
-  struct Candidate {
-    float total;
-    int32_t beam, token;
-  };
-  auto better = [](const Candidate& x, const Candidate& y) {
-    if (x.total != y.total) return x.total > y.total;
-    return x.beam != y.beam ? x.beam < y.beam : x.token < y.token;
-  };
   std::vector<int32_t> tokens;
   std::vector<std::vector<int32_t>> parents_of;  // per active sentence: its new beams' parents
   std::vector<char> stops;                       // per active sentence: it is done
@@ -288,80 +523,58 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     for_each_parallel(count, n * vocab, [&](int64_t a) {
       const int32_t s = active[a];
       std::vector<Live>& beams = live[s];
-      // The best `slots` continuations over all k beams, one for each place not yet taken by an
-      // ended hypothesis; those among them that end take their place (the beam narrows as
-      // hypotheses end). Each beam's best `slots` tokens are found in one scan of its row, then
-      // the k short lists are merged.
       std::vector<Hypothesis>& done = finished[s];
-      const int64_t slots = k - static_cast<int64_t>(done.size());
-      const size_t top = static_cast<size_t>(slots);
+      // The best 2k continuations over all live beams: each beam's best 2k tokens from one scan of
+      // its row, then the short lists merged. With at most one EOS per beam, k of them at least
+      // do not end.
       thread_local std::vector<Candidate> candidates;  // kept per thread from step to step
       candidates.clear();
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
         float* row = logp.f32() + (a * group + j) * vocab;
-        members.normalise_row(row);
-        restrict_row(row, vocab, s, beams[j].tokens, members.max_len[s], o);
-        const size_t first_kept = candidates.size();
-        const float log_prob = beams[j].log_prob;
-        // The total a token must beat: the worst kept one's once this beam's list is full, -inf
-        // before (which also turns away banned tokens and NaN). The vocabulary is scanned in
-        // blocks: one vectorised compare tells whether any token of a block beats it, and only
-        // such (rare, once the list is full) blocks are walked token by token.
-        float bar = -std::numeric_limits<float>::infinity();
-        for (int32_t block = 0; block < vocab; block += kScanBlock) {
-          const int32_t end = std::min<int32_t>(static_cast<int32_t>(vocab), block + kScanBlock);
-          int any = 0;
-#pragma omp simd reduction(| : any)
-          for (int32_t v = block; v < end; ++v) any |= log_prob + row[v] > bar;
-          if (!any) continue;
-          for (int32_t v = block; v < end; ++v) {
-            const float total = log_prob + row[v];
-            // Tokens come in increasing order: a tie with the worst kept one loses to it.
-            if (!(total > bar) || !std::isfinite(row[v])) continue;
-            const bool full = candidates.size() - first_kept == top;
-            if (full) candidates.pop_back();
-            const Candidate c{total, static_cast<int32_t>(j), v};
-            candidates.insert(
-                std::upper_bound(candidates.begin() + static_cast<std::ptrdiff_t>(first_kept),
-                                 candidates.end(), c, better),
-                c);
-            if (candidates.size() - first_kept == top) bar = candidates.back().total;
-          }
-        }
+        rules.apply(row, s, beams[j].tokens, members);
+        best_tokens(row, vocab, static_cast<size_t>(2 * k), beams[j].log_prob,
+                    static_cast<int32_t>(j), candidates);
       }
       std::sort(candidates.begin(), candidates.end(), better);
-      const size_t top_all = std::min(candidates.size(), top);
 
+      // Those among the first k that end are finished; the best k that do not go on.
       std::vector<Live> next;
       std::vector<int32_t>& parents = parents_of[a];
-      for (size_t c = 0; c < top_all; ++c) {
+      for (size_t c = 0; c < candidates.size() && static_cast<int64_t>(next.size()) < k; ++c) {
         const Candidate& cand = candidates[c];
         const Live& parent = beams[cand.beam];
+        const float token_log_prob = cand.step;
         if (cand.token == kEosId) {
+          if (static_cast<int64_t>(c) >= k) continue;
           const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
-          done.push_back({parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha)});
+          Hypothesis h{parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha),
+                       parent.token_log_probs};
+          h.token_log_probs.push_back(token_log_prob);
+          done.push_back(std::move(h));
           continue;
         }
-        Live l{parent.tokens, cand.total};
+        Live l{parent.tokens, parent.token_log_probs, cand.total};
         l.tokens.push_back(cand.token);
+        l.token_log_probs.push_back(token_log_prob);
         next.push_back(std::move(l));
         parents.push_back(cand.beam);
       }
 
-      // Done when no place is left, or when none of the live hypotheses can beat the n-th best
+      // Done when nothing goes on, or when none of the live hypotheses can beat the n-th best
       // ended one: a live score only falls, and is divided by at most lp(max_len + 1).
-      std::sort(done.begin(), done.end(),
-                [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+      std::stable_sort(done.begin(), done.end(),
+                       [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+      if (static_cast<int64_t>(done.size()) > o.nbest) done.resize(o.nbest);
       bool stop = next.empty();
       if (!stop && static_cast<int64_t>(done.size()) >= o.nbest) {
-        const float bound = next.front().log_prob / length_penalty(members.max_len[s] + 1, o.alpha);
+        const float bound = next.front().log_prob / length_penalty(rules.max_len(s) + 1, o.alpha);
         stop = bound <= done[o.nbest - 1].score;
       }
       stops[a] = stop;
       if (stop) return;
       while (static_cast<int64_t>(next.size()) < k) {  // too few continuations: pad with dead beams
-        next.push_back(Live{{}, kBanned});
+        next.push_back(Live{{}, {}, kBanned});
         parents.push_back(0);
       }
       beams = std::move(next);
@@ -377,13 +590,22 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     if (!keep_active.empty()) members.select(keep_rows);
     active = std::move(keep_active);
   }
-
-  for (auto& done : finished) {
-    std::sort(done.begin(), done.end(),
-              [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-    if (static_cast<int64_t>(done.size()) > o.nbest) done.resize(o.nbest);
-  }
   return finished;
+}
+
+std::vector<std::vector<Hypothesis>> search(std::span<Transformer* const> models, const Tensor& src,
+                                            const SearchOptions& o, std::span<SearchArenas> arenas,
+                                            std::span<const SentenceControls> controls) {
+  if (o.alternatives > 0)
+    return independent_search(models, src, o, arenas, controls, o.alternatives, o.sampling.on(),
+                              true);
+  if (o.sampling.on()) {
+    if (o.nbest < 1) fail("nbest must be at least 1, got {}", o.nbest);
+    return independent_search(models, src, o, arenas, controls, o.nbest, true, false);
+  }
+  if (o.beam == 1 && o.nbest == 1)
+    return independent_search(models, src, o, arenas, controls, 1, false, false);
+  return beam_search(models, src, o, arenas, controls);
 }
 
 }  // namespace transduce

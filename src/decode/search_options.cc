@@ -1,9 +1,14 @@
 #include "decode/search_options.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "core/shortest_float.h"
 
 namespace transduce {
 
@@ -21,6 +26,62 @@ std::optional<EnsembleMean> ensemble_mean_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// "none", "topk:K" or "topp:P".
+std::string sampling_name(const Sampling& s) {
+  switch (s.kind) {
+    case Sampling::Kind::kTopK:
+      return fmt::format("topk:{}", s.k);
+    case Sampling::Kind::kTopP:
+      return fmt::format("topp:{}", shortest_float(s.p));
+    default:
+      return "none";
+  }
+}
+
+std::optional<Sampling> sampling_from_name(const std::string& name) {
+  Sampling s;
+  if (name == "none") return s;
+  const std::string_view kinds[] = {"topk:", "topp:"};
+  for (int i = 0; i < 2; ++i) {
+    if (name.rfind(kinds[i], 0) != 0) continue;
+    const std::string number = name.substr(kinds[i].size());
+    char* end = nullptr;
+    errno = 0;
+    if (i == 0) {
+      const long k = std::strtol(number.c_str(), &end, 10);
+      if (number.empty() || *end || errno || k < 1 || k > (1 << 30)) return std::nullopt;
+      s.kind = Sampling::Kind::kTopK;
+      s.k = static_cast<int>(k);
+    } else {
+      const float p = std::strtof(number.c_str(), &end);
+      if (number.empty() || *end || errno || !(p > 0.0f && p <= 1.0f)) return std::nullopt;
+      s.kind = Sampling::Kind::kTopP;
+      s.p = p;
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+SearchOptionSpec sampling_spec() {
+  using O = SearchOptions;
+  SearchOptionSpec s = base<O>("sampling",
+                               "draw each token at random instead of searching: none, topk:K (from "
+                               "the K most probable) or topp:P (from the fewest most probable "
+                               "whose probabilities sum to P or more); nbest samples a sentence",
+                               OptionInfo::Kind::kText);
+  s.get = [](const O& o) { return nlohmann::json(sampling_name(o.sampling)); };
+  s.set = [](const nlohmann::json& v, O& o) {
+    const std::optional<Sampling> parsed =
+        v.is_string() ? sampling_from_name(v.get<std::string>()) : std::nullopt;
+    if (!parsed)
+      fail("must be \"none\", \"topk:K\" (K at least 1) or \"topp:P\" (P in (0, 1]), got {}",
+           shown(v));
+    o.sampling = *parsed;
+  };
+  return s;
+}
+
 std::vector<SearchOptionSpec> make_specs() {
   using O = SearchOptions;
   return {
@@ -32,8 +93,32 @@ std::vector<SearchOptionSpec> make_specs() {
                 at_least(0)),
       number<O>("max_len_b", "output length limit: a * source tokens + b", &O::max_len_b,
                 at_least(0)),
-      number<O>("nbest", "hypotheses returned per sentence, best first (at most the beam)",
+      number<O>("min_len_a",
+                "output length minimum: a * source tokens + b, below the maximum (EOS is "
+                "banned before it)",
+                &O::min_len_a, at_least(0)),
+      number<O>("min_len_b", "output length minimum: a * source tokens + b", &O::min_len_b,
+                at_least(0)),
+      number<O>("nbest",
+                "hypotheses returned per sentence, best first (at most the beam; with sampling, "
+                "the samples)",
                 &O::nbest, at_least(1)),
+      number<O>("no_repeat_ngram",
+                "no n-gram of this many tokens appears twice in an output (0: off)",
+                &O::no_repeat_ngram, at_least(0)),
+      number<O>("repetition_penalty",
+                "scores of tokens already in the output divided by this where positive, "
+                "multiplied where negative (CTRL's penalty; 1: off)",
+                &O::repetition_penalty, above(0)),
+      sampling_spec(),
+      number<O>("temperature", "sampling: probabilities raised to 1 / temperature", &O::temperature,
+                above(0)),
+      number<O>("seed", "sampling: the random seed (with the sentence's number, its draws)",
+                &O::seed, at_least(0)),
+      number<O>("alternatives",
+                "the N most probable tokens after the prefix, each completed greedily: N outputs "
+                "(0: off)",
+                &O::alternatives, at_least(0)),
       choice<O>("ensemble_mean",
                 "several models: average their probabilities (prob, fairseq's rule) or their "
                 "log-probabilities (log-prob, OpenNMT-py's)",

@@ -16,7 +16,8 @@ namespace transduce {
 
 using SearchOptionSpec = OptionSpec<SearchOptions>;
 
-// beam, alpha, max_len_a, max_len_b, nbest, ensemble_mean.
+// beam, alpha, max_len_a/b, min_len_a/b, nbest, no_repeat_ngram, repetition_penalty, sampling,
+// temperature, seed, alternatives, ensemble_mean.
 const std::vector<SearchOptionSpec>& search_option_specs();
 
 // `overrides` (a JSON object of search option keys) written over `options`; an unknown key, or a

@@ -56,9 +56,15 @@ void Translator::set_options(TranslateOptions options) {
 
 std::vector<std::vector<Translation>> Translator::translate(
     const std::vector<std::string>& lines, int64_t first_line,
-    const std::function<void(const std::string&)>& warn) {
+    const std::function<void(const std::string&)>& warn, const std::vector<std::string>& prefixes) {
+  if (!prefixes.empty() && prefixes.size() != lines.size())
+    fail("{} target prefixes for {} sentences", prefixes.size(), lines.size());
   std::vector<std::vector<int32_t>> sources(lines.size());
+  std::vector<SentenceControls> controls(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
+    controls[i].id = static_cast<uint64_t>(first_line - 1 + static_cast<int64_t>(i));
+    if (!prefixes.empty() && !blank(prefixes[i]))
+      controls[i].prefix = tokenizer_.encode(prefixes[i]);
     if (blank(lines[i])) continue;
     sources[i] = tokenizer_.encode(lines[i]);
     if (static_cast<int64_t>(sources[i].size()) > source_limit()) {
@@ -69,17 +75,20 @@ std::vector<std::vector<Translation>> Translator::translate(
       sources[i].resize(static_cast<size_t>(source_limit()));
     }
   }
-  return translate_pieces(sources, options_);
+  return translate_pieces(sources, options_, controls);
 }
 
 std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const> models,
                                                     const std::vector<std::vector<int32_t>>& pieces,
                                                     const SearchOptions& options,
                                                     int64_t batch_tokens,
-                                                    std::span<SearchArenas> arenas) {
+                                                    std::span<SearchArenas> arenas,
+                                                    std::span<const SentenceControls> controls) {
   if (batch_tokens <= 0) fail("batch_tokens must be positive, got {}", batch_tokens);
   if (models.empty()) fail("a search needs at least one model");
   const int64_t n = static_cast<int64_t>(pieces.size());
+  if (!controls.empty() && static_cast<int64_t>(controls.size()) != n)
+    fail("{} sentence controls for {} sentences", controls.size(), n);
   const int64_t limit = source_limit(models);
   std::vector<std::vector<Hypothesis>> out(n);
   // Sources as the model saw them in training: subword tokens and EOS.
@@ -100,6 +109,7 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return sources[a].size() > sources[b].size(); });
 
+  std::vector<SentenceControls> batch_controls;
   for (size_t begin = 0; begin < order.size();) {
     const int64_t width = static_cast<int64_t>(sources[order[begin]].size());
     size_t end = begin + 1;
@@ -107,9 +117,12 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
       ++end;
     const int64_t rows = static_cast<int64_t>(end - begin);
     Tensor src = Tensor::zeros({rows, width}, DType::I32);
+    batch_controls.clear();
     for (int64_t r = 0; r < rows; ++r) {
-      const std::vector<int32_t>& s = sources[order[begin + r]];
-      std::copy(s.begin(), s.end(), src.i32() + r * width);
+      const int64_t i = order[begin + r];
+      std::copy(sources[i].begin(), sources[i].end(), src.i32() + r * width);
+      batch_controls.push_back(controls.empty() ? SentenceControls{{}, static_cast<uint64_t>(i)}
+                                                : controls[i]);
     }
     SearchOptions search = options;
     if (search.constrain) {  // the search numbers sentences within the batch
@@ -117,12 +130,8 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
         options.constrain(order[begin + static_cast<size_t>(row)], prefix, logp);
       };
     }
-    std::vector<std::vector<Hypothesis>> found;
-    if (search.beam == 1 && search.nbest == 1) {
-      for (Hypothesis& h : greedy_search(models, src, search, arenas)) found.push_back({h});
-    } else {
-      found = beam_search(models, src, search, arenas);
-    }
+    std::vector<std::vector<Hypothesis>> found =
+        transduce::search(models, src, search, arenas, batch_controls);
     for (int64_t r = 0; r < rows; ++r) out[order[begin + r]] = std::move(found[r]);
     begin = end;
   }
@@ -130,11 +139,12 @@ std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const
 }
 
 std::vector<std::vector<Translation>> Translator::translate_pieces(
-    const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options) {
+    const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options,
+    std::span<const SentenceControls> controls) {
   check_options(options);
   std::vector<std::vector<Hypothesis>> found =
       search_sources(models_, pieces, options.search, options.batch_tokens,
-                     std::span<SearchArenas>(arenas_.get(), models_.size()));
+                     std::span<SearchArenas>(arenas_.get(), models_.size()), controls);
   std::vector<std::vector<Translation>> out(found.size());
   for (size_t i = 0; i < found.size(); ++i) {
     if (pieces[i].empty()) {
@@ -142,7 +152,8 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       continue;
     }
     for (Hypothesis& h : found[i]) {
-      Translation t{tokenizer_.decode(h.tokens), std::move(h.tokens), h.score, std::nullopt};
+      Translation t{tokenizer_.decode(h.tokens),  std::move(h.tokens), h.score, h.log_prob,
+                    std::move(h.token_log_probs), std::nullopt};
       if (options.attention && out[i].empty()) {
         std::vector<int32_t> source = pieces[i];
         source.push_back(kEosId);

@@ -24,22 +24,26 @@ struct TranslateOptions {
 struct Translation {
   std::string text;
   std::vector<int32_t> tokens;
-  float score = 0;  // length-normalised log-probability
+  float score = 0;                     // length-normalised log-probability
+  float log_prob = 0;                  // the sum of token_log_probs
+  std::vector<float> token_log_probs;  // one per token, then EOS's
   std::optional<AttentionMaps> attention;
 };
 
 // The search over sentences already in pieces (without EOS), in batches of similar length of at
-// most `batch_tokens` source tokens (padding counted): for each, up to search.nbest hypotheses,
-// best first, in input order. An empty source gets one empty hypothesis without touching the
-// model; each must fit the model (max_positions - 1 pieces). Beam 1 with nbest 1 runs greedy
-// search. A constraint in `search` gets the index of the sentence in `sources`. `models`: one, or
-// an ensemble (see beam_search), with one set of arenas each or none.
+// most `batch_tokens` source tokens (padding counted): for each, what search() finds (up to
+// search.nbest hypotheses, best first), in input order. An empty source gets one empty hypothesis
+// without touching the model; each must fit the model (max_positions - 1 pieces). A constraint in
+// `search` gets the index of the sentence in `sources`. `models`: one, or an ensemble (see
+// beam_search), with one set of arenas each or none. `controls`: one per source or none (then
+// each sentence's id is its index).
 // The most pieces a source may have for every one of `models` (EOS is added to them).
 int64_t source_limit(std::span<Transformer* const> models);
 
 std::vector<std::vector<Hypothesis>> search_sources(
     std::span<Transformer* const> models, const std::vector<std::vector<int32_t>>& sources,
-    const SearchOptions& search, int64_t batch_tokens, std::span<SearchArenas> arenas = {});
+    const SearchOptions& search, int64_t batch_tokens, std::span<SearchArenas> arenas = {},
+    std::span<const SentenceControls> controls = {});
 inline std::vector<std::vector<Hypothesis>> search_sources(
     Transformer& model, const std::vector<std::vector<int32_t>>& sources,
     const SearchOptions& search, int64_t batch_tokens, SearchArenas* arenas) {
@@ -59,14 +63,18 @@ class Translator {
   // Translates `lines`; for each, up to nbest translations, best first. An empty (or blank)
   // line gives one empty translation without touching the model. A line longer than the model
   // accepts is cut, with a warning through `warn` naming its line number (first_line + index).
+  // `prefixes`: none, or one per line (blank: none), text each translation starts with. Line
+  // first_line + i is sentence id first_line - 1 + i (sampling's draws).
   std::vector<std::vector<Translation>> translate(
       const std::vector<std::string>& lines, int64_t first_line = 1,
-      const std::function<void(const std::string&)>& warn = nullptr);
+      const std::function<void(const std::string&)>& warn = nullptr,
+      const std::vector<std::string>& prefixes = {});
   // The same for sentences already in pieces (without EOS), with other options: an empty one
   // gives one empty translation. Each must fit the model (source_limit() pieces at most). A
   // constraint in options.search gets the index of the sentence in `sources`.
   std::vector<std::vector<Translation>> translate_pieces(
-      const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options);
+      const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options,
+      std::span<const SentenceControls> controls = {});
 
   // The most pieces a source may have (EOS is added to them).
   int64_t source_limit() const;

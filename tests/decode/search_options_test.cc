@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "support/error_of.h"
 #include "support/run_command.h"
@@ -26,15 +28,44 @@ TEST(SearchOptions, EachOptionReadsBackWhatItWrites) {
   changed.alpha = 1.25f;
   changed.max_len_a = 1.5f;
   changed.max_len_b = 9;
+  changed.min_len_a = 0.5f;
+  changed.min_len_b = 2;
   changed.nbest = 3;
+  changed.no_repeat_ngram = 3;
+  changed.repetition_penalty = 1.2f;
+  changed.sampling = {Sampling::Kind::kTopP, 0, 0.9f};
+  changed.temperature = 0.7f;
+  changed.seed = 12;
+  changed.alternatives = 5;
   changed.ensemble = EnsembleMean::kLogProbabilities;
-  ASSERT_EQ(search_option_specs().size(), 6u);
+  ASSERT_EQ(search_option_specs().size(), 14u);
   for (const SearchOptionSpec& spec : search_option_specs()) {
     SearchOptions o = defaults;
     spec.set(spec.get(changed), o);
     EXPECT_EQ(spec.get(o), spec.get(changed)) << spec.key;
     EXPECT_NE(spec.get(defaults), spec.get(changed)) << spec.key;
   }
+}
+
+// "none", "topk:K" and "topp:P" read and write back; anything else is refused in one line.
+TEST(SearchOptions, SamplingIsNoneTopKOrTopP) {
+  SearchOptions o;
+  EXPECT_EQ(search_options_json(o, {"sampling"}), nlohmann::json({{"sampling", "none"}}));
+  apply_search_options({{"sampling", "topk:40"}}, o);
+  EXPECT_EQ(o.sampling.kind, Sampling::Kind::kTopK);
+  EXPECT_EQ(o.sampling.k, 40);
+  EXPECT_EQ(search_options_json(o, {"sampling"}), nlohmann::json({{"sampling", "topk:40"}}));
+  apply_search_options({{"sampling", "topp:0.9"}}, o);
+  EXPECT_EQ(o.sampling.kind, Sampling::Kind::kTopP);
+  EXPECT_FLOAT_EQ(o.sampling.p, 0.9f);
+  EXPECT_EQ(search_options_json(o, {"sampling"}), nlohmann::json({{"sampling", "topp:0.9"}}));
+  apply_search_options({{"sampling", "none"}}, o);
+  EXPECT_FALSE(o.sampling.on());
+  const std::string want =
+      "sampling must be \"none\", \"topk:K\" (K at least 1) or \"topp:P\" (P in (0, 1]), got ";
+  for (const char* bad : {"topk:0", "topk:", "topk:4x", "topp:0", "topp:1.5", "top:3", "random"})
+    EXPECT_EQ(error_of({{"sampling", bad}}), fmt::format("{}\"{}\"", want, bad)) << bad;
+  EXPECT_EQ(error_of({{"sampling", 3}}), want + "3");
 }
 
 TEST(SearchOptions, OverridesApplyByKeyWithinTheDeclaredRanges) {
@@ -56,6 +87,8 @@ TEST(SearchOptions, OverridesApplyByKeyWithinTheDeclaredRanges) {
   EXPECT_EQ(error_of({{"ensemble_mean", "mean"}}),
             "ensemble_mean must be \"prob\" or \"log-prob\", got \"mean\"");
   EXPECT_EQ(error_of({{"beams", 4}}), "beams is not a search option");
+  EXPECT_EQ(error_of({{"temperature", 0}}), "temperature must be above 0, got 0");
+  EXPECT_EQ(error_of({{"repetition_penalty", -1}}), "repetition_penalty must be above 0, got -1");
   EXPECT_EQ(error_of(nlohmann::json::array()),
             "the search options must be an object of keys and values, not array");
 }

@@ -302,36 +302,49 @@ struct Scripted {
   std::function<std::vector<std::pair<int32_t, float>>(int64_t step, int32_t previous)> table;
 };
 
-TEST(Search, EndsWhenKHypothesesFinishedAndPicksTheBestNormalisedOne) {
+// A hypothesis that ends does not narrow the beam: the k best that go on stay live. Here a
+// beam that narrowed as hypotheses ended would lose the winner at step 0.
+TEST(Search, TheBeamStaysKWideWhenAHypothesisEnds) {
   Transformer model(small_config());
   testing::init_untrained(model, 1);
   const Tensor src = ids({5, 9, 2}, 1);
   SearchOptions o;
   o.beam = 2;
+  o.alpha = 2.0f;
+  o.min_len_b = 0;
+  o.max_len_a = 0.0f;
+  o.max_len_b = 3;
   int64_t last_step = -1;
-  // Step 0: EOS -1.0, token 5 -0.1. Step 1 after 5: EOS -2.0, token 6 -3.0.
-  // Finished: [] with -1.0 / lp(1) = -1.0; [5] with -2.1 / lp(2) = -2.1 / (7/6)^0.6 = -1.9145.
-  // Two finished hypotheses = the beam: the search ends after step 1, and [] wins.
+  // Step 0: token 5 -0.1, EOS -0.3, token 6 -0.35. EOS is among the best two: [] ends with
+  // score -0.3, and 5 and 6 both go on (a narrowing beam would keep 5 alone).
+  // Step 1: after 5, EOS and 7 at -3.0; after 6, EOS -0.01 and 7 -5.0. [6] ends with
+  // -0.36 / lp(2) = -0.36 / (7/6)^2 = -0.2645, above [] at -0.3. The best live one, [5 7] at -3.1,
+  // can reach at most -3.1 / lp(4) = -3.1 / 1.5^2 = -1.378: the search stops after step 1.
   o.constrain = [&](int64_t, std::span<const int32_t> prefix, float* row) {
     const int64_t step = static_cast<int64_t>(prefix.size());
     last_step = std::max(last_step, step);
     std::fill(row, row + 23, -std::numeric_limits<float>::infinity());
     if (step == 0) {
-      row[kEosId] = -1.0f;
       row[5] = -0.1f;
+      row[kEosId] = -0.3f;
+      row[6] = -0.35f;
+    } else if (prefix[0] == 5) {
+      row[kEosId] = -3.0f;
+      row[7] = -3.0f;
     } else {
-      row[kEosId] = -2.0f;
-      row[6] = -3.0f;
+      row[kEosId] = -0.01f;
+      row[7] = -5.0f;
     }
   };
   o.nbest = 2;
   const auto out = beam_search(model, src, o);
   ASSERT_EQ(out[0].size(), 2u);
-  EXPECT_TRUE(out[0][0].tokens.empty());
-  EXPECT_NEAR(out[0][0].score, -1.0, 1e-6);
-  EXPECT_EQ(out[0][1].tokens, std::vector<int32_t>{5});
-  EXPECT_NEAR(out[0][1].log_prob, -2.1, 1e-5);
-  EXPECT_NEAR(out[0][1].score, -2.1 / std::pow(7.0 / 6.0, 0.6), 1e-5);
+  EXPECT_EQ(out[0][0].tokens, std::vector<int32_t>{6});
+  EXPECT_NEAR(out[0][0].log_prob, -0.36, 1e-5);
+  EXPECT_NEAR(out[0][0].score, -0.36 / std::pow(7.0 / 6.0, 2.0), 1e-5);
+  EXPECT_EQ(out[0][0].token_log_probs, (std::vector<float>{-0.35f, -0.01f}));
+  EXPECT_TRUE(out[0][1].tokens.empty());
+  EXPECT_NEAR(out[0][1].score, -0.3, 1e-6);
   EXPECT_EQ(last_step, 1);
 }
 
@@ -394,7 +407,8 @@ TEST(Search, OutputsNeverExceedTheMaximumLength) {
   EXPECT_EQ(greedy[1].tokens.size(), 3u);
 }
 
-TEST(Search, AModelThatAlwaysPrefersEndOfSentenceGivesEmptyOutputs) {
+// Without a minimum length such a model's outputs are empty; with one, they are that long.
+TEST(Search, AModelThatAlwaysPrefersEndOfSentenceStopsAtTheMinimumLength) {
   // Make the decoder's output constant and aligned with EOS's embedding: the last layer norm's
   // gain 0 and bias along E[EOS], which also has the largest norm.
   ModelConfig c = small_config();
@@ -412,11 +426,20 @@ TEST(Search, AModelThatAlwaysPrefersEndOfSentenceGivesEmptyOutputs) {
   }
   const Tensor src = ids({5, 9, 13, 2, 8, 2, 0, 0}, 2);
   SearchOptions o;
+  o.min_len_b = 0;
   for (const auto& h : greedy_search(model, src, o)) EXPECT_TRUE(h.tokens.empty());
   for (const auto& hs : beam_search(model, src, o)) {
     ASSERT_FALSE(hs.empty());
     EXPECT_TRUE(hs[0].tokens.empty());
   }
+  // By default an output has a token at least: EOS is banned before it.
+  o = SearchOptions{};
+  for (const auto& h : greedy_search(model, src, o)) EXPECT_EQ(h.tokens.size(), 1u);
+  for (const auto& hs : beam_search(model, src, o)) EXPECT_EQ(hs.at(0).tokens.size(), 1u);
+  o.min_len_a = 1.0f;  // 4 and 2 source tokens (EOS counted), plus one
+  const auto longer = beam_search(model, src, o);
+  EXPECT_EQ(longer[0].at(0).tokens.size(), 5u);
+  EXPECT_EQ(longer[1].at(0).tokens.size(), 3u);
 }
 
 }  // namespace

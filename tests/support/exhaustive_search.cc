@@ -126,6 +126,53 @@ std::vector<Ranked> rank(const std::vector<Output>& outputs, double alpha) {
   return r;
 }
 
+Ranked narrowing_beam(std::span<Transformer* const> models, const Tokens& src, int k, double alpha,
+                      int64_t max_len) {
+  struct Live {
+    Tokens tokens;
+    double log_prob;
+  };
+  struct Candidate {
+    double total;
+    size_t parent;
+    int32_t token;
+  };
+  const int64_t vocab = models[0]->config().vocab_size;
+  std::vector<Live> live{{{}, 0.0}};
+  std::vector<Ranked> done;
+  for (int64_t step = 0; !live.empty() && static_cast<int>(done.size()) < k; ++step) {
+    std::vector<Tokens> tgt_in;
+    for (const Live& l : live) {
+      tgt_in.push_back({kBosId});
+      tgt_in.back().insert(tgt_in.back().end(), l.tokens.begin(), l.tokens.end());
+    }
+    const std::vector<double> logp = teacher_forced_log_probs(models, src, tgt_in);
+    std::vector<Candidate> candidates;
+    for (size_t j = 0; j < live.size(); ++j) {
+      const double* row = logp.data() + (j * (step + 1) + step) * vocab;
+      for (int32_t v = kEosId; v < vocab; ++v)
+        if (v == kEosId || step < max_len) candidates.push_back({live[j].log_prob + row[v], j, v});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.total > y.total; });
+    candidates.resize(std::min(candidates.size(), static_cast<size_t>(k) - done.size()));
+    std::vector<Live> next;
+    for (const Candidate& c : candidates) {
+      const Tokens& tokens = live[c.parent].tokens;
+      if (c.token == kEosId) {
+        const int64_t length = static_cast<int64_t>(tokens.size()) + 1;
+        done.push_back({tokens, c.total, c.total / gnmt_lp(length, alpha)});
+      } else {
+        next.push_back({tokens, c.total});
+        next.back().tokens.push_back(c.token);
+      }
+    }
+    live = std::move(next);
+  }
+  return *std::max_element(done.begin(), done.end(),
+                           [](const Ranked& x, const Ranked& y) { return x.score < y.score; });
+}
+
 Tensor one_source(const Tokens& src) {
   Tensor t = Tensor::empty({1, static_cast<int64_t>(src.size())}, DType::I32);
   std::copy(src.begin(), src.end(), t.i32());

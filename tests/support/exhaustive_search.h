@@ -48,6 +48,13 @@ struct Ranked {
 // Best normalised score first.
 std::vector<Ranked> rank(const std::vector<Output>& outputs, double alpha);
 
+// Beam search as it was before the beam stayed k wide (Nematus's rule), by full passes: each step
+// the best (k - finished) continuations of the live hypotheses are taken, and those that end take
+// their place for good; the search ends when k have ended. No minimum length; at `max_len` tokens
+// only EOS. The best finished hypothesis.
+Ranked narrowing_beam(std::span<Transformer* const> models, const Tokens& src, int k, double alpha,
+                      int64_t max_len);
+
 // One source as a [1, L] batch.
 Tensor one_source(const Tokens& src);
 std::string show(const Tokens& t);
