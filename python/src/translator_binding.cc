@@ -33,8 +33,10 @@ namespace transduce::python {
 namespace {
 
 // The search options each method takes as keyword arguments (decode/search_options.h).
-const std::vector<std::string> kTranslateOptions = {"beam",      "alpha",     "nbest",
-                                                    "max_len_a", "max_len_b", "ensemble_mean"};
+const std::vector<std::string> kTranslateOptions = {
+    "beam",        "alpha",     "nbest",           "max_len_a",          "max_len_b",
+    "min_len_a",   "min_len_b", "no_repeat_ngram", "repetition_penalty", "sampling",
+    "temperature", "seed",      "alternatives",    "ensemble_mean"};
 const std::vector<std::string> kScoreOptions = {"alpha"};
 
 }  // namespace
@@ -51,7 +53,8 @@ struct PyTranslation {
   std::string text;
   std::vector<int32_t> tokens;
   std::vector<std::string> pieces;
-  float score = 0;
+  float score = 0, log_prob = 0;
+  py::array_t<float> token_log_probs;
   std::optional<Attention> attention;
 };
 
@@ -117,8 +120,11 @@ class PyTranslator {
   }
 
   py::object translate(const std::vector<std::string>& texts, bool return_attention,
+                       const std::optional<std::vector<std::string>>& target_prefix,
                        const py::kwargs& search) {
     const TranslateOptions options = options_for(return_attention, search, "translate");
+    if (target_prefix && target_prefix->size() != texts.size())
+      fail("target_prefix holds {} prefixes for {} texts", target_prefix->size(), texts.size());
     std::vector<std::string> warnings;
     std::vector<std::vector<Translation>> found;
     {
@@ -126,25 +132,33 @@ class PyTranslator {
       std::lock_guard<std::mutex> lock(mutex_);
       ScopedOmpThreads omp(threads_);
       translator_->set_options(options);
-      found =
-          translator_->translate(texts, 1, [&](const std::string& w) { warnings.push_back(w); });
+      found = translator_->translate(
+          texts, 1, [&](const std::string& w) { warnings.push_back(w); },
+          target_prefix.value_or(std::vector<std::string>{}));
     }
     for (const std::string& w : warnings)
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
-    return results(std::move(found), options.search.nbest);
+    return results(std::move(found), outputs_per_sentence(options.search));
   }
 
   py::object translate_pieces(const std::vector<std::vector<int32_t>>& sources,
-                              bool return_attention, const py::kwargs& search) {
+                              bool return_attention,
+                              const std::optional<std::vector<std::vector<int32_t>>>& target_prefix,
+                              const py::kwargs& search) {
     const TranslateOptions options = options_for(return_attention, search, "translate_pieces");
+    if (target_prefix && target_prefix->size() != sources.size())
+      fail("target_prefix holds {} prefixes for {} sources", target_prefix->size(), sources.size());
+    std::vector<SentenceControls> controls;
+    for (size_t i = 0; target_prefix && i < sources.size(); ++i)
+      controls.push_back({(*target_prefix)[i], i});
     std::vector<std::vector<Translation>> found;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
       ScopedOmpThreads omp(threads_);
-      found = translator_->translate_pieces(sources, options);
+      found = translator_->translate_pieces(sources, options, controls);
     }
-    return results(std::move(found), options.search.nbest);
+    return results(std::move(found), outputs_per_sentence(options.search));
   }
 
   std::vector<PyPairScore> score(const std::vector<std::string>& sources,
@@ -192,24 +206,30 @@ class PyTranslator {
     TranslateOptions o = translator_->options();
     o.search = with_search_kwargs(SearchOptions{}, search, kTranslateOptions, function);
     o.attention = attention;
-    if (o.search.nbest > o.search.beam)
-      fail("nbest must be between 1 and the beam ({}), got {}", o.search.beam, o.search.nbest);
+    check_search_options(o.search);
     return o;
   }
 
-  // nbest 1: the best translation of each input; else a list of up to nbest for each.
-  py::object results(std::vector<std::vector<Translation>> found, int nbest) const {
+  // One output a sentence: the best translation of each input; else a list for each (the n-best,
+  // the samples or the alternatives).
+  py::object results(std::vector<std::vector<Translation>> found, int64_t outputs) const {
     const Tokenizer& tok = loaded_.tokenizer();
     py::list out;
     for (std::vector<Translation>& hyps : found) {
       py::list each;
       for (Translation& t : hyps) {
-        PyTranslation p{std::move(t.text), t.tokens, pieces_of(tok, t.tokens), t.score,
+        PyTranslation p{std::move(t.text),
+                        t.tokens,
+                        pieces_of(tok, t.tokens),
+                        t.score,
+                        t.log_prob,
+                        py::array_t<float>(static_cast<py::ssize_t>(t.token_log_probs.size()),
+                                           t.token_log_probs.data()),
                         std::nullopt};
         if (t.attention) p.attention = to_python(*t.attention, tok);
         each.append(py::cast(std::move(p)));
       }
-      if (nbest == 1) {
+      if (outputs == 1) {
         out.append(each[0]);
       } else {
         out.append(each);
@@ -249,6 +269,9 @@ void register_translator(py::module_& m) {
       .def_readonly("pieces", &PyTranslation::pieces, "its pieces as strings")
       .def_readonly("score", &PyTranslation::score,
                     "log-probability / ((5 + tokens + 1) / 6)^alpha, EOS counted")
+      .def_readonly("log_prob", &PyTranslation::log_prob, "the sum of token_log_probs")
+      .def_readonly("token_log_probs", &PyTranslation::token_log_probs,
+                    "the search's log-probability of each token, then EOS's (float32)")
       .def_readonly("attention", &PyTranslation::attention,
                     "the attention weights (best translations, return_attention=True), or None")
       .def("__repr__", [](const PyTranslation& t) {
@@ -269,9 +292,11 @@ void register_translator(py::module_& m) {
       });
 
   static const std::string translate_doc =
-      "Translates each text: with nbest 1 its best translation, else a list of up to nbest, best "
-      "first. An empty text gives an empty translation; a text longer than the model takes is "
-      "cut, with a UserWarning. The search options (keyword arguments):" +
+      "Translates each text: with one output a sentence its best translation, else a list (up to "
+      "nbest best first, nbest samples, or the alternatives). target_prefix: a text each "
+      "translation starts with, one per text (\"\" for none). An empty text gives an empty "
+      "translation; a text longer than the model takes is cut, with a UserWarning. The search "
+      "options (keyword arguments):" +
       search_kwargs_doc(kTranslateOptions, SearchOptions{});
   static const std::string score_doc =
       "The model's log-probability of each target given its source (transduce score-pairs); "
@@ -284,10 +309,11 @@ void register_translator(py::module_& m) {
            py::arg("model_dir"), py::arg("threads") = 0, py::arg("compute_type") = py::none(),
            py::arg("batch_tokens") = 4000)
       .def("translate", &PyTranslator::translate, py::arg("texts"), py::kw_only(),
-           py::arg("return_attention") = false, translate_doc.c_str())
+           py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
+           translate_doc.c_str())
       .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"), py::kw_only(),
-           py::arg("return_attention") = false,
-           "The same for sources already in vocabulary ids (without EOS).")
+           py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
+           "The same for sources (and target prefixes) already in vocabulary ids (without EOS).")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("batch_tokens") = 2000, score_doc.c_str())
       .def_property_readonly("model_dir", [](const PyTranslator& t) { return t.loaded().dir(); })

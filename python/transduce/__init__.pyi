@@ -50,6 +50,8 @@ class Translation:
     tokens: list[int]
     pieces: list[str]
     score: float
+    log_prob: float
+    token_log_probs: npt.NDArray[np.float32]
     attention: Attention | None
 
 class PairScore:
@@ -81,12 +83,21 @@ class Translator:
         self,
         texts: Sequence[str],
         *,
+        target_prefix: Sequence[str] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: Literal[1] = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        min_len_a: float = 0.0,
+        min_len_b: int = 1,
+        no_repeat_ngram: int = 0,
+        repetition_penalty: float = 1.0,
+        sampling: str = "none",
+        temperature: float = 1.0,
+        seed: int = 0,
+        alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation]: ...
     @overload
@@ -94,30 +105,50 @@ class Translator:
         self,
         texts: Sequence[str],
         *,
+        target_prefix: Sequence[str] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        min_len_a: float = 0.0,
+        min_len_b: int = 1,
+        no_repeat_ngram: int = 0,
+        repetition_penalty: float = 1.0,
+        sampling: str = "none",
+        temperature: float = 1.0,
+        seed: int = 0,
+        alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation] | list[list[Translation]]:
-        """Translates each text: with nbest 1 its best translation, else a list of up to nbest,
-        best first. Beam 1 is greedy search. An empty text gives an empty translation; a text
-        longer than the model takes is cut, with a UserWarning."""
+        """Translates each text: with one output a sentence its best translation, else a list (up
+        to nbest best first; with sampling, nbest samples; with alternatives, that many). Beam 1
+        is greedy search. target_prefix: a text each translation starts with ("" for none). An
+        empty text gives an empty translation; a text longer than the model takes is cut, with a
+        UserWarning."""
     def translate_pieces(
         self,
         sources: Sequence[Sequence[int]],
         *,
+        target_prefix: Sequence[Sequence[int]] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
+        min_len_a: float = 0.0,
+        min_len_b: int = 1,
+        no_repeat_ngram: int = 0,
+        repetition_penalty: float = 1.0,
+        sampling: str = "none",
+        temperature: float = 1.0,
+        seed: int = 0,
+        alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
     ) -> list[Translation] | list[list[Translation]]:
-        """The same for sources already in vocabulary ids (without EOS)."""
+        """The same for sources (and target prefixes) already in vocabulary ids (without EOS)."""
     def score(
         self,
         sources: Sequence[str],

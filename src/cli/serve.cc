@@ -100,8 +100,9 @@ void run_serve(ServeFlags f) {
     Translator& t = *translators.emplace_back(
         std::make_unique<Translator>(m.model(), m.tokenizer(), f.server.defaults));
     backends.push_back(
-        [&t](const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options) {
-          return t.translate_pieces(sources, options);
+        [&t](const std::vector<std::vector<int32_t>>& sources,
+             const std::vector<SentenceControls>& controls, const TranslateOptions& options) {
+          return t.translate_pieces(sources, options, controls);
         });
   }
   serial_loading.reset();

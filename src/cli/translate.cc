@@ -1,6 +1,7 @@
 // `transduce translate`: stdin to stdout (or files), streamed: each batch's lines are written as
 // soon as they are translated, in input order.
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 
@@ -26,6 +27,9 @@ namespace {
 struct TranslateFlags {
   std::vector<std::string> model_dirs;  // several: an ensemble
   std::string input, output, attention;
+  std::string prefix;             // a file of target prefixes, one a line
+  bool prefix_after_tab = false;  // or each input line is SOURCE<TAB>PREFIX
+  std::string output_format = "text";
   std::string compute_type;  // empty: the model's own
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
@@ -51,7 +55,45 @@ class AttentionWriter {
   bool first_ = true;
 };
 
+// The --prefix file, read a line for each input line.
+class PrefixFile {
+ public:
+  explicit PrefixFile(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    in_.open(path);
+    if (!in_) fail("cannot read the prefix file {}", path);
+  }
+  bool given() const { return !path_.empty(); }
+  // The next `n` prefixes; the file ending first is an error naming it.
+  std::vector<std::string> take(size_t n, int64_t first_line) {
+    std::vector<std::string> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::getline(in_, out[i]))
+        fail("{} has {} lines, fewer than the input (a prefix a line, empty for none)", path_,
+             first_line + static_cast<int64_t>(i) - 1);
+      size_t bad = 0;
+      if (!valid_utf8(out[i], &bad))
+        fail("{}:{}: invalid UTF-8 at byte {}", path_, first_line + static_cast<int64_t>(i),
+             bad + 1);
+    }
+    return out;
+  }
+  // The file must end with the input.
+  void finish(int64_t lines) {
+    std::string extra;
+    if (given() && std::getline(in_, extra))
+      fail("{} has more lines than the input's {}", path_, lines);
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+};
+
 void run_translate(const TranslateFlags& f) {
+  if (f.prefix_after_tab && !f.prefix.empty())
+    fail("--prefix and --prefix-after-tab both give prefixes: choose one");
+  PrefixFile prefix_file(f.prefix);
   const auto members = load_ensemble(f.model_dirs, compute_type_choice(f.compute_type));
   const LoadedModel& loaded = *members.front();
   TranslateOptions options = f.options;
@@ -65,9 +107,11 @@ void run_translate(const TranslateFlags& f) {
   const size_t chunk = f.chunk_lines > 0
                            ? static_cast<size_t>(f.chunk_lines)
                            : static_cast<size_t>(std::max<int64_t>(1, f.options.batch_tokens / 8));
+  const bool json_lines = f.output_format == "json";
+  const bool several = outputs_per_sentence(options.search) > 1;
   auto translate_all = [&](AttentionWriter* attention) {
     int64_t line_number = 1;
-    std::vector<std::string> lines;
+    std::vector<std::string> lines, prefixes;
     while (reader.read_available(lines, chunk)) {
       for (size_t i = 0; i < lines.size(); ++i) {
         size_t bad = 0;
@@ -75,12 +119,29 @@ void run_translate(const TranslateFlags& f) {
           fail("{}:{}: invalid UTF-8 at byte {}", in_name, line_number + static_cast<int64_t>(i),
                bad + 1);
       }
-      const auto results = translator.translate(lines, line_number, [](const std::string& w) {
-        fmt::print(stderr, "transduce: warning: {}\n", w);
-      });
+      prefixes.clear();
+      if (prefix_file.given()) prefixes = prefix_file.take(lines.size(), line_number);
+      if (f.prefix_after_tab) {
+        for (std::string& line : lines) {
+          const size_t tab = line.find('\t');
+          prefixes.push_back(tab == std::string::npos ? "" : line.substr(tab + 1));
+          if (tab != std::string::npos) line.resize(tab);
+        }
+      }
+      const auto results = translator.translate(
+          lines, line_number,
+          [](const std::string& w) { fmt::print(stderr, "transduce: warning: {}\n", w); },
+          prefixes);
       for (size_t i = 0; i < results.size(); ++i) {
         const int64_t line = line_number + static_cast<int64_t>(i);
-        if (f.options.search.nbest > 1) {
+        if (json_lines) {
+          nlohmann::json translations = nlohmann::json::array();
+          for (const Translation& t : results[i])
+            translations.push_back(translation_json(t, loaded.tokenizer()));
+          fmt::print(
+              out, "{}\n",
+              nlohmann::json{{"line", line}, {"translations", std::move(translations)}}.dump());
+        } else if (several) {
           for (const Translation& t : results[i])
             fmt::print(out, "{} ||| {} ||| {:.4f}\n", line - 1, t.text, t.score);
         } else {
@@ -92,6 +153,7 @@ void run_translate(const TranslateFlags& f) {
       line_number += static_cast<int64_t>(lines.size());
       lines.clear();
     }
+    prefix_file.finish(line_number - 1);
   };
   if (f.attention.empty()) {
     translate_all(nullptr);
@@ -124,6 +186,17 @@ void register_translate(CLI::App& app) {
   cmd->add_option("--attention", f->attention,
                   "write each best translation's attention weights (every layer and head) to "
                   "this JSON file");
+  cmd->add_option("--prefix", f->prefix,
+                  "a file of target prefixes, one for each input line (empty: none): each "
+                  "translation starts with its prefix and goes on from it");
+  cmd->add_flag("--prefix-after-tab", f->prefix_after_tab,
+                "each input line is the source, a tab, then its target prefix");
+  cmd->add_option("--output-format", f->output_format,
+                  "text (one translation a line; with several a sentence, ID ||| TEXT ||| SCORE "
+                  "lines) or json (a line per sentence: its translations with their scores per "
+                  "token)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--chunk-lines", f->chunk_lines,
                   "most lines translated together when input arrives faster (default: a batch)");
   cmd->callback([f] { run_translate(*f); });

@@ -593,16 +593,25 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
   return finished;
 }
 
+int64_t outputs_per_sentence(const SearchOptions& o) {
+  return o.alternatives > 0 ? o.alternatives : o.nbest;
+}
+
+void check_search_options(const SearchOptions& o) {
+  if (o.nbest < 1) fail("nbest must be at least 1, got {}", o.nbest);
+  if (o.alternatives == 0 && !o.sampling.on() && o.nbest > o.beam)
+    fail("nbest ({}) must not exceed the beam ({}) unless sampling", o.nbest, o.beam);
+}
+
 std::vector<std::vector<Hypothesis>> search(std::span<Transformer* const> models, const Tensor& src,
                                             const SearchOptions& o, std::span<SearchArenas> arenas,
                                             std::span<const SentenceControls> controls) {
+  check_search_options(o);
   if (o.alternatives > 0)
     return independent_search(models, src, o, arenas, controls, o.alternatives, o.sampling.on(),
                               true);
-  if (o.sampling.on()) {
-    if (o.nbest < 1) fail("nbest must be at least 1, got {}", o.nbest);
+  if (o.sampling.on())
     return independent_search(models, src, o, arenas, controls, o.nbest, true, false);
-  }
   if (o.beam == 1 && o.nbest == 1)
     return independent_search(models, src, o, arenas, controls, 1, false, false);
   return beam_search(models, src, o, arenas, controls);

@@ -115,6 +115,12 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
                                       const SearchOptions& options,
                                       std::span<SearchArenas> arenas = {},
                                       std::span<const SentenceControls> controls = {});
+// How many outputs each sentence gets: `alternatives` when above 0, else nbest (beam search's
+// best, or samples).
+int64_t outputs_per_sentence(const SearchOptions& options);
+// Fails in one line where options contradict each other: nbest above the beam for beam search.
+void check_search_options(const SearchOptions& options);
+
 // What options ask for: samples (sampling on), alternatives (alternatives > 0), greedy search
 // (beam 1, nbest 1), or beam search.
 std::vector<std::vector<Hypothesis>> search(std::span<Transformer* const> models, const Tensor& src,

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "decode/attention_maps.h"
+#include "decode/search.h"
 #include "decode/search_options.h"
 #include "text/tokenizer.h"
 
@@ -45,9 +46,22 @@ json pieces(const std::vector<int32_t>& ids, const Tokenizer& tokenizer) {
   return out;
 }
 
-json hypothesis(const Translation& t, const Tokenizer& tokenizer) {
-  return {
-      {"text", t.text}, {"score", json_float(t.score)}, {"tokens", pieces(t.tokens, tokenizer)}};
+// A field that holds a string or an array of strings, as a list (at most `max` of them).
+std::vector<std::string> strings_of(const json& v, std::string_view field) {
+  std::vector<std::string> out;
+  if (v.is_string()) {
+    out.push_back(v.get<std::string>());
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string())
+        throw bad(fmt::format("\"{}\"[{}] must be a string, got {}", field, i, type_of(v[i])));
+      out.push_back(v[i].get<std::string>());
+    }
+  } else {
+    throw bad(
+        fmt::format("\"{}\" must be a string or an array of strings, got {}", field, type_of(v)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -59,6 +73,16 @@ int64_t max_sentence_bytes(const ServiceLimits& limits) {
 double json_float(float x) {
   if (!std::isfinite(x)) return x;
   return std::strtod(fmt::format("{}", x).c_str(), nullptr);
+}
+
+json translation_json(const Translation& t, const Tokenizer& tokenizer) {
+  json token_log_probs = json::array();
+  for (const float x : t.token_log_probs) token_log_probs.push_back(json_float(x));
+  return {{"text", t.text},
+          {"score", json_float(t.score)},
+          {"log_prob", json_float(t.log_prob)},
+          {"tokens", pieces(t.tokens, tokenizer)},
+          {"token_log_probs", std::move(token_log_probs)}};
 }
 
 json attention_file_sentence(int64_t line, const std::string& source, const Translation& best,
@@ -110,30 +134,28 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   }
   if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));
   for (const auto& [key, value] : doc.items()) {
-    if (key != "text" && key != "attention" && !is_request_search_option(key))
-      throw bad(fmt::format("unknown field \"{}\" (known: text, {}, attention)", key,
+    if (key != "text" && key != "target_prefix" && key != "attention" &&
+        !is_request_search_option(key))
+      throw bad(fmt::format("unknown field \"{}\" (known: text, target_prefix, {}, attention)", key,
                             fmt::join(kRequestSearchOptions, ", ")));
   }
   if (!doc.contains("text")) throw bad("missing field \"text\" (a string or an array of strings)");
 
   TranslateRequest r;
   const json& text = doc["text"];
-  if (text.is_string()) {
-    r.text.push_back(text.get<std::string>());
-  } else if (text.is_array()) {
-    if (static_cast<int64_t>(text.size()) > limits.max_sentences)
-      throw ApiError(413,
-                     fmt::format("\"text\" holds {} sentences; this server takes at most {} "
-                                 "a request",
-                                 text.size(), limits.max_sentences),
-                     "max_sentences", limits.max_sentences);
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (!text[i].is_string())
-        throw bad(fmt::format("\"text\"[{}] must be a string, got {}", i, type_of(text[i])));
-      r.text.push_back(text[i].get<std::string>());
-    }
-  } else {
-    throw bad("\"text\" must be a string or an array of strings, got " + type_of(text));
+  if (text.is_array() && static_cast<int64_t>(text.size()) > limits.max_sentences)
+    throw ApiError(413,
+                   fmt::format("\"text\" holds {} sentences; this server takes at most {} "
+                               "a request",
+                               text.size(), limits.max_sentences),
+                   "max_sentences", limits.max_sentences);
+  r.text = strings_of(text, "text");
+  std::vector<std::string> prefixes(r.text.size());
+  if (doc.contains("target_prefix")) {
+    prefixes = strings_of(doc["target_prefix"], "target_prefix");
+    if (prefixes.size() != r.text.size())
+      throw bad(fmt::format("\"target_prefix\" holds {} prefixes for {} texts", prefixes.size(),
+                            r.text.size()));
   }
 
   r.options = defaults;
@@ -142,14 +164,14 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   for (const SearchOptionSpec& spec : search_option_specs()) {
     if (!is_request_search_option(spec.key) || !doc.contains(spec.key)) continue;
     const json& v = doc[spec.key];
-    // The service narrows two ranges: the beam to its max_beam, nbest to the request's beam.
+    // The service narrows ranges: the rows a sentence costs (the beam, the samples, the
+    // alternatives) to its max_beam, and nbest to the request's beam unless sampling.
     OptionInfo narrowed = spec;
     std::string limit;
-    if (spec.key == "beam") {
+    if (spec.key == "beam" || spec.key == "nbest" || spec.key == "alternatives") {
       narrowed.max = limits.max_beam;
       limit = "max_beam";
     }
-    if (spec.key == "nbest") narrowed.max = s.beam;
     if (v.is_number()) {
       if (const std::optional<std::string> problem = narrowed.range_problem(v.get<double>())) {
         throw ApiError(400, fmt::format("\"{}\" {}, got {}", spec.key, *problem, v.dump()), limit,
@@ -162,8 +184,11 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
       throw bad(fmt::format("\"{}\" {}", spec.key, e.what()));
     }
   }
-  if (s.nbest > s.beam)
-    throw bad(fmt::format("\"nbest\" ({}) must not exceed \"beam\" ({})", s.nbest, s.beam));
+  try {
+    check_search_options(s);
+  } catch (const Error& e) {
+    throw bad(e.what());
+  }
   if (doc.contains("attention")) {
     const json& a = doc["attention"];
     if (!a.is_boolean()) throw bad("\"attention\" must be true or false, got " + type_of(a));
@@ -188,6 +213,18 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
                                  i, ids.size(), limits.max_sentence_tokens),
                      "max_sentence_tokens", limits.max_sentence_tokens);
     r.sources.push_back(std::move(ids));
+    // Measured in bytes before it is split, as the text is.
+    const auto too_long = [&] {
+      return ApiError(400,
+                      fmt::format("\"target_prefix\"[{}] is longer than the {} subword tokens "
+                                  "this server takes",
+                                  i, limits.max_sentence_tokens),
+                      "max_sentence_tokens", limits.max_sentence_tokens);
+    };
+    if (static_cast<int64_t>(prefixes[i].size()) > max_bytes) throw too_long();
+    SentenceControls c{tokenizer.encode(prefixes[i]), i};
+    if (static_cast<int64_t>(c.prefix.size()) > limits.max_sentence_tokens) throw too_long();
+    r.controls.push_back(std::move(c));
   }
   return r;
 }
@@ -197,11 +234,12 @@ json translate_response(const TranslateRequest& request,
                         const Tokenizer& tokenizer, const std::string& model_name) {
   json translations = json::array();
   for (const std::vector<Translation>& found : results) {
-    json t = hypothesis(found.front(), tokenizer);
-    if (request.options.search.nbest > 1) {
-      json nbest = json::array();
-      for (const Translation& h : found) nbest.push_back(hypothesis(h, tokenizer));
-      t["nbest"] = std::move(nbest);
+    json t = translation_json(found.front(), tokenizer);
+    const SearchOptions& s = request.options.search;
+    if (s.alternatives > 0 || s.nbest > 1) {
+      json list = json::array();
+      for (const Translation& h : found) list.push_back(translation_json(h, tokenizer));
+      t[s.alternatives > 0 ? "alternatives" : "nbest"] = std::move(list);
     }
     if (request.options.attention)
       t["attention"] = found.front().attention ? attention_json(*found.front().attention, tokenizer)

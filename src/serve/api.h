@@ -48,16 +48,23 @@ nlohmann::json error_json(const ApiError& e);
 struct TranslateRequest {
   std::vector<std::string> text;              // the sentences as sent
   std::vector<std::vector<int32_t>> sources;  // their pieces (empty for a blank sentence)
-  TranslateOptions options;                   // defaults overridden by the request
+  // Each sentence's target prefix in pieces and its index in the request (sampling's id).
+  std::vector<SentenceControls> controls;
+  TranslateOptions options;  // defaults overridden by the request
 };
 
-// The search options (decode/search_options.h) a request may set, by their keys.
-inline const std::vector<std::string> kRequestSearchOptions = {"beam", "alpha", "max_len_a",
-                                                               "max_len_b", "nbest"};
+// The search options (decode/search_options.h) a request may set, by their keys: all but the
+// ensemble's rule, which is the server's.
+inline const std::vector<std::string> kRequestSearchOptions = {
+    "beam",        "alpha", "max_len_a",       "max_len_b",          "min_len_a",
+    "min_len_b",   "nbest", "no_repeat_ngram", "repetition_penalty", "sampling",
+    "temperature", "seed",  "alternatives"};
 bool is_request_search_option(std::string_view key);
 
-// Reads {"text": "..." | ["...", ...], "beam": 4, "alpha": 0.6, "nbest": 1, "attention": false}
-// and the other search options of kRequestSearchOptions (only "text" is required). Malformed JSON,
+// Reads {"text": "..." | ["...", ...], "target_prefix": "..." | ["...", ...], "beam": 4,
+// "alpha": 0.6, "nbest": 1, "attention": false} and the other search options of
+// kRequestSearchOptions (only "text" is required; a prefix for each text, "" for none). The rows
+// a sentence costs (the beam, samples, alternatives) are at most max_beam. Malformed JSON,
 // a field of the wrong type or value, or an unknown field is a 400; too many sentences a 413; a
 // sentence of more pieces than the limit, or of more bytes than max_sentence_bytes, a 400.
 TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
@@ -67,6 +74,10 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
 // A float as JSON should show it: the shortest decimal that reads back as the same float (0.6, not
 // 0.6000000238418579).
 double json_float(float x);
+
+// One translation as the service and `translate --output-format json` write it: {"text", "score",
+// "log_prob", "tokens" (pieces), "token_log_probs" (one per token, then EOS's)}.
+nlohmann::json translation_json(const Translation& t, const Tokenizer& tokenizer);
 
 // One sentence of an attention file (`transduce translate --attention`, `transduce attention`):
 // {"line", "source", "translation", "score", "attention": {...} or null}.

@@ -119,7 +119,8 @@ void TranslationServer::routes() {
           parse_translate_request(body, tokenizer_, options_.limits, options_.defaults);
       std::vector<std::vector<Translation>> results;
       if (!request.sources.empty()) {
-        TranslationQueue::Admission admission = queue_.submit(request.sources, request.options);
+        TranslationQueue::Admission admission =
+            queue_.submit(request.sources, request.options, request.controls);
         if (admission.status != TranslationQueue::Admission::Queued) {
           res.set_header("Retry-After", "1");
           throw refusal(admission.status, queue_.options());

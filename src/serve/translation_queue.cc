@@ -1,6 +1,7 @@
 #include "serve/translation_queue.h"
 
 #include "core/error.h"
+#include "decode/search_options.h"
 
 namespace transduce {
 
@@ -8,12 +9,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Requests may share a batch when the search treats them alike (the batch size aside).
+// Requests may share a batch when the search treats them alike (the batch size aside): every
+// declared search option equal.
 bool mergeable(const TranslateOptions& a, const TranslateOptions& b) {
-  const SearchOptions &x = a.search, &y = b.search;
-  return x.beam == y.beam && x.alpha == y.alpha && x.max_len_a == y.max_len_a &&
-         x.max_len_b == y.max_len_b && x.nbest == y.nbest && !x.constrain && !y.constrain &&
-         a.attention == b.attention;
+  static const std::vector<std::string> keys = option_keys(search_option_specs());
+  return search_options_json(a.search, keys) == search_options_json(b.search, keys) &&
+         !a.search.constrain && !b.search.constrain && a.attention == b.attention;
 }
 
 int64_t source_tokens(const std::vector<std::vector<int32_t>>& sources) {
@@ -57,8 +58,14 @@ TranslationQueue::~TranslationQueue() {
 }
 
 TranslationQueue::Admission TranslationQueue::submit(std::vector<std::vector<int32_t>> sources,
-                                                     const TranslateOptions& options) {
+                                                     const TranslateOptions& options,
+                                                     std::vector<SentenceControls> controls) {
+  if (controls.empty())
+    for (size_t i = 0; i < sources.size(); ++i) controls.push_back({{}, i});
+  if (controls.size() != sources.size())
+    fail("{} sentence controls for {} sentences", controls.size(), sources.size());
   Job job;
+  job.controls = std::move(controls);
   job.tokens = source_tokens(sources);
   job.sources = std::move(sources);
   job.options = options;
@@ -137,13 +144,16 @@ void TranslationQueue::work(int worker) {
 
 void TranslationQueue::run(const Backend& backend, std::vector<Job>& batch) {
   std::vector<std::vector<int32_t>> sources;
-  for (const Job& job : batch)
+  std::vector<SentenceControls> controls;
+  for (const Job& job : batch) {
     sources.insert(sources.end(), job.sources.begin(), job.sources.end());
+    controls.insert(controls.end(), job.controls.begin(), job.controls.end());
+  }
   TranslateOptions options = batch.front().options;
   options.batch_tokens = options_.batch_tokens;
   std::vector<Translations> results;
   try {
-    Translations all = backend(sources, options);
+    Translations all = backend(sources, controls, options);
     TD_CHECK(all.size() == sources.size(), "{} translations for {} sentences", all.size(),
              sources.size());
     size_t at = 0;

@@ -39,9 +39,11 @@ struct QueueStats {
 
 class TranslationQueue {
  public:
-  // Translates one merged batch: sentences in pieces (without EOS), all with the same options.
-  // In the service a Translator; in tests, anything.
+  // Translates one merged batch: sentences in pieces (without EOS) and their controls (a prefix
+  // each, and the sentence's index in its request as its id), all with the same options. In the
+  // service a Translator; in tests, anything.
   using Backend = std::function<Translations(const std::vector<std::vector<int32_t>>& sources,
+                                             const std::vector<SentenceControls>& controls,
                                              const TranslateOptions& options)>;
   // `worker_setup` runs first on the worker thread (thread settings are per thread).
   TranslationQueue(Backend backend, BatchingOptions options,
@@ -58,8 +60,10 @@ class TranslationQueue {
     enum Status { Queued, Full, Busy, Stopping } status;
     std::future<Translations> result;  // valid when Queued; holds the backend's exception if any
   };
-  // Requests whose options differ in anything but the batch size are never merged.
-  Admission submit(std::vector<std::vector<int32_t>> sources, const TranslateOptions& options);
+  // Requests whose options differ in anything but the batch size are never merged. `controls`:
+  // one per source, or none (no prefixes; ids 0, 1, ...).
+  Admission submit(std::vector<std::vector<int32_t>> sources, const TranslateOptions& options,
+                   std::vector<SentenceControls> controls = {});
 
   // Refuses new requests, translates every queued one, then ends the workers. Idempotent.
   void stop();
@@ -70,6 +74,7 @@ class TranslationQueue {
  private:
   struct Job {
     std::vector<std::vector<int32_t>> sources;
+    std::vector<SentenceControls> controls;
     TranslateOptions options;
     int64_t tokens = 0;
     std::chrono::steady_clock::time_point arrival;

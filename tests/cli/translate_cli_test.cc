@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/rng.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
@@ -159,6 +161,67 @@ TEST_F(TranslateInput, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
   r = run_transduce("translate -m " + model_ + " < " + work_ + "/long.src");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("warning: line 2:"), std::string::npos) << r.out;
+}
+
+// Prefixes from a file (a line for each input line, empty for none) or after a tab in the input
+// give the same translations, each starting with its prefix; the JSON output has the same texts
+// with a score for each token and EOS; a prefix file of another length is refused in one line.
+TEST_F(TranslateInput, PrefixesFromAFileOrAfterATabAndJsonOutput) {
+  write_lines(work_ + "/p.src", {"cat dog sun", "owl", "", "fig map"});
+  write_lines(work_ + "/p.prefix", {"red dog", "", "", "cat"});
+  write_lines(work_ + "/p.tab", {"cat dog sun\tred dog", "owl", "", "fig map\tcat"});
+  const std::string base = "translate -m " + model_ + " --beam 2 ";
+  CommandResult file =
+      run_transduce(base + "--prefix " + work_ + "/p.prefix < " + work_ + "/p.src");
+  ASSERT_EQ(file.status, 0) << file.out;
+  const std::vector<std::string> out = split_lines(file.out);
+  ASSERT_EQ(out.size(), 4u) << file.out;
+  EXPECT_EQ(out[0].rfind("red dog", 0), 0u) << out[0];
+  EXPECT_EQ(out[1], translate_alone("owl", "--beam 2"));
+  EXPECT_EQ(out[3].rfind("cat", 0), 0u) << out[3];
+  CommandResult tab = run_transduce(base + "--prefix-after-tab < " + work_ + "/p.tab");
+  ASSERT_EQ(tab.status, 0) << tab.out;
+  EXPECT_EQ(tab.out, file.out);
+
+  CommandResult json_out = run_transduce(base + "--output-format json --prefix " + work_ +
+                                         "/p.prefix < " + work_ + "/p.src");
+  ASSERT_EQ(json_out.status, 0) << json_out.out;
+  const std::vector<std::string> lines = split_lines(json_out.out);
+  ASSERT_EQ(lines.size(), 4u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const nlohmann::json j = nlohmann::json::parse(lines[i]);
+    EXPECT_EQ(j.at("line"), i + 1);
+    const nlohmann::json& best = j.at("translations").at(0);
+    EXPECT_EQ(best.at("text"), out[i]);
+    const size_t tokens = best.at("tokens").size();
+    EXPECT_EQ(best.at("token_log_probs").size(), i == 2 ? 0 : tokens + 1) << lines[i];
+  }
+
+  write_lines(work_ + "/short.prefix", {"red"});
+  CommandResult r =
+      run_transduce(base + "--prefix " + work_ + "/short.prefix < " + work_ + "/p.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("short.prefix has 1 lines, fewer than the input"), std::string::npos)
+      << r.out;
+  r = run_transduce(base + "--prefix " + work_ + "/p.prefix --prefix-after-tab < /dev/null");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("choose one"), std::string::npos) << r.out;
+}
+
+// Alternatives and samples print as n-best lists do: ID ||| TEXT ||| SCORE, several a sentence.
+TEST_F(TranslateInput, AlternativesAndSamplesPrintAsNBestLists) {
+  write_lines(work_ + "/a.src", {"cat dog sun", "owl"});
+  for (const std::string flags : {"--alternatives 3", "--sampling topk:5 --nbest 3 --seed 2"}) {
+    CommandResult r =
+        run_transduce("translate -m " + model_ + " " + flags + " < " + work_ + "/a.src", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const std::vector<std::string> out = split_lines(r.out);
+    ASSERT_EQ(out.size(), 6u) << flags << ": " << r.out;
+    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out[i].rfind(i < 3 ? "0 ||| " : "1 ||| ", 0), 0u);
+    CommandResult again =
+        run_transduce("translate -m " + model_ + " " + flags + " < " + work_ + "/a.src", false);
+    EXPECT_EQ(again.out, r.out) << flags;  // seeded: the same draws every run
+  }
 }
 
 TEST_F(TranslateInput, StreamsEachLineOutBeforeTheInputEnds) {

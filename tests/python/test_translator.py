@@ -120,6 +120,7 @@ def test_scores_of_its_own_translations_equal_the_search_scores(model, translato
     for t, s in zip(found, scored):
         if translator.tokenizer.encode(t.text) == t.tokens:
             assert s.score == pytest.approx(t.score, abs=2e-4)
+            assert np.allclose(s.token_log_probs, t.token_log_probs, atol=2e-4)
             compared += 1
     assert compared >= 0.9 * len(src), f"only {compared} of {len(src)} translations re-encode"
 
@@ -226,6 +227,7 @@ def test_the_search_keywords_are_the_declared_options(translator):
     for f in translate:
         stubbed = {a.arg: ast.literal_eval(d) for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)}
         stubbed.pop("return_attention")
+        stubbed.pop("target_prefix")
         assert stubbed.keys() == declared.keys()
         for key, default in declared.items():
             if isinstance(default, float):
@@ -238,3 +240,37 @@ def test_the_search_keywords_are_the_declared_options(translator):
         translator.translate(["a dog"], beams=2)
     with pytest.raises(transduce.Error, match="alpha must be between 0 and 10, got -1"):
         translator.translate(["a dog"], alpha=-1)
+
+
+def test_decoding_controls_equal_the_command_line(model, transduce_bin, translator):
+    """Prefixes, alternatives and samples through Python are the command line's: the same
+    translations, and in JSON output the same per-token scores."""
+    src = read_lines(model / "val.en")[:20]
+    (model / "val20.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    firsts = [" ".join(t.text.split()[:2]) for t in translator.translate(src, beam=1)]
+    prefixes = [p if i % 3 else "" for i, p in enumerate(firsts)]
+    (model / "val20.prefix").write_text("\n".join(prefixes) + "\n", encoding="utf-8")
+    base = [transduce_bin, "--threads", 2, "translate", "-m", model / "model", "--input",
+            model / "val20.en"]
+    cli = run(*base, "--prefix", model / "val20.prefix").splitlines()
+    ours = translator.translate(src, target_prefix=prefixes)
+    assert [t.text for t in ours] == cli
+    for t, p in zip(ours, prefixes):
+        assert t.text.startswith(p)
+
+    lines = run(*base, "--prefix", model / "val20.prefix", "--alternatives", 3,
+                "--output-format", "json").splitlines()
+    alternatives = translator.translate(src, target_prefix=prefixes, alternatives=3)
+    for line, hyps in zip(lines, alternatives, strict=True):
+        got = json.loads(line)["translations"]
+        assert [h["text"] for h in got] == [h.text for h in hyps]
+        for h, mine in zip(got, hyps):
+            assert np.allclose(h["token_log_probs"], mine.token_log_probs, rtol=1e-6, atol=1e-6)
+            assert mine.log_prob == pytest.approx(float(np.sum(mine.token_log_probs)), abs=1e-4)
+
+    cli = run(*base, "--sampling", "topk:10", "--temperature", 0.8, "--nbest", 2, "--seed", 4)
+    samples = translator.translate(src, sampling="topk:10", temperature=0.8, nbest=2, seed=4)
+    flat = [f"{i} ||| {h.text} ||| {h.score:.4f}" for i, hyps in enumerate(samples) for h in hyps]
+    assert flat == cli.splitlines()
+    again = translator.translate(src, sampling="topk:10", temperature=0.8, nbest=2, seed=5)
+    assert [h.text for hyps in again for h in hyps] != [h.text for hyps in samples for h in hyps]

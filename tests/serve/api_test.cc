@@ -87,18 +87,24 @@ TEST_F(Api, WrongTypesAndValuesNameTheField) {
     const char* body;
     const char* says;
   };
-  for (const Case& c : {Case{R"([1, 2])", "must be a JSON object, got an array"},
-                        Case{R"({})", "missing field \"text\""},
-                        Case{R"({"text": 5})", "\"text\" must be a string or an array"},
-                        Case{R"({"text": ["a", null]})", "\"text\"[1] must be a string, got null"},
-                        Case{R"({"text": "a", "beam": "4"})", "\"beam\" must be an integer"},
-                        Case{R"({"text": "a", "beam": 2.5})", "\"beam\" must be an integer"},
-                        Case{R"({"text": "a", "beam": 0})", "\"beam\" must be between 1 and 8"},
-                        Case{R"({"text": "a", "nbest": 5})", "\"nbest\" must be between 1 and 4"},
-                        Case{R"({"text": "a", "alpha": -1})", "\"alpha\" must be between 0"},
-                        Case{R"({"text": "a", "alpha": "x"})", "\"alpha\" must be a number"},
-                        Case{R"({"text": "a", "attention": 1})", "\"attention\" must be true"},
-                        Case{R"({"text": "a", "beams": 2})", "unknown field \"beams\""}}) {
+  for (const Case& c :
+       {Case{R"([1, 2])", "must be a JSON object, got an array"},
+        Case{R"({})", "missing field \"text\""},
+        Case{R"({"text": 5})", "\"text\" must be a string or an array"},
+        Case{R"({"text": ["a", null]})", "\"text\"[1] must be a string, got null"},
+        Case{R"({"text": "a", "beam": "4"})", "\"beam\" must be an integer"},
+        Case{R"({"text": "a", "beam": 2.5})", "\"beam\" must be an integer"},
+        Case{R"({"text": "a", "beam": 0})", "\"beam\" must be between 1 and 8"},
+        Case{R"({"text": "a", "nbest": 5})", "nbest (5) must not exceed the beam (4)"},
+        Case{R"({"text": "a", "sampling": "topk"})", "\"sampling\" must be \"none\""},
+        Case{R"({"text": "a", "target_prefix": 3})",
+             "\"target_prefix\" must be a string or an array"},
+        Case{R"({"text": ["a", "b"], "target_prefix": ["x"]})",
+             "\"target_prefix\" holds 1 prefixes for 2 texts"},
+        Case{R"({"text": "a", "alpha": -1})", "\"alpha\" must be between 0"},
+        Case{R"({"text": "a", "alpha": "x"})", "\"alpha\" must be a number"},
+        Case{R"({"text": "a", "attention": 1})", "\"attention\" must be true"},
+        Case{R"({"text": "a", "beams": 2})", "unknown field \"beams\""}}) {
     const ApiError e = refusal(c.body);
     EXPECT_EQ(e.status, 400) << c.body;
     EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos)
@@ -106,6 +112,24 @@ TEST_F(Api, WrongTypesAndValuesNameTheField) {
     EXPECT_EQ(e.limit, c.body == std::string(R"({"text": "a", "beam": 0})") ? "max_beam" : "")
         << c.body;
   }
+}
+
+// Sampling may ask for more samples than the beam; the rows a sentence costs (samples,
+// alternatives) are held to max_beam as the beam is. Prefixes come in pieces, one per text.
+TEST_F(Api, SamplesAlternativesAndPrefixes) {
+  TranslateRequest r =
+      parse(R"({"text": ["red dog", "a cat"], "sampling": "topp:0.9", "nbest": 6, "seed": 3,
+                "target_prefix": ["red", ""]})");
+  EXPECT_EQ(r.options.search.nbest, 6);
+  EXPECT_EQ(r.options.search.seed, 3);
+  ASSERT_EQ(r.controls.size(), 2u);
+  EXPECT_FALSE(r.controls[0].prefix.empty());
+  EXPECT_TRUE(r.controls[1].prefix.empty());
+  EXPECT_EQ(r.controls[1].id, 1u);
+  const ApiError many = refusal(R"({"text": "a", "alternatives": 9})");
+  EXPECT_EQ(many.status, 400);
+  EXPECT_EQ(many.limit, "max_beam");
+  EXPECT_EQ(refusal(R"({"text": "a", "sampling": "topk:2", "nbest": 9})").limit, "max_beam");
 }
 
 TEST_F(Api, LimitsAreNamedInTheRefusal) {

@@ -112,9 +112,8 @@ class Service : public ::testing::Test {
     BatchingOptions b;
     b.max_wait = std::chrono::milliseconds(20);
     queue_ = std::make_unique<TranslationQueue>(
-        [this](const std::vector<std::vector<int32_t>>& s, const TranslateOptions& o) {
-          return translator_->translate_pieces(s, o);
-        },
+        [this](const std::vector<std::vector<int32_t>>& s, const std::vector<SentenceControls>& c,
+               const TranslateOptions& o) { return translator_->translate_pieces(s, o, c); },
         b);
     ServerOptions o;
     o.port = 0;
@@ -184,8 +183,16 @@ TEST_F(Service, GoodRequestsGetWhatTheModelTranslates) {
     for (size_t k = 0; k < want[0].tokens.size(); ++k)
       EXPECT_EQ(t["tokens"][k], reference_->tokenizer().piece(want[0].tokens[k]));
     ASSERT_EQ(t["nbest"].size(), want.size()) << i;
-    EXPECT_EQ(t["nbest"][0],
-              json::object({{"text", t["text"]}, {"score", t["score"]}, {"tokens", t["tokens"]}}));
+    EXPECT_EQ(t["nbest"][0], json::object({{"text", t["text"]},
+                                           {"score", t["score"]},
+                                           {"log_prob", t["log_prob"]},
+                                           {"tokens", t["tokens"]},
+                                           {"token_log_probs", t["token_log_probs"]}}));
+    // One per token and EOS (an empty source's empty translation has none).
+    ASSERT_EQ(t["token_log_probs"].size(), want[0].token_log_probs.size()) << i;
+    EXPECT_EQ(want[0].token_log_probs.size(), text[i].empty() ? 0 : want[0].tokens.size() + 1);
+    for (size_t k = 0; k < want[0].token_log_probs.size(); ++k)
+      EXPECT_NEAR(t["token_log_probs"][k].get<double>(), want[0].token_log_probs[k], 1e-5);
     EXPECT_EQ(t["nbest"][want.size() - 1]["text"], want.back().text) << i;
     EXPECT_FALSE(t.contains("attention"));
   }
@@ -212,6 +219,39 @@ TEST_F(Service, GoodRequestsGetWhatTheModelTranslates) {
   EXPECT_EQ(m["limits"]["max_sentences"], 8);
   EXPECT_EQ(m["defaults"]["beam"], 2);
   EXPECT_EQ(m["defaults"]["alpha"], 0.6);
+}
+
+// The decoding controls through the service are the translator's: a prefix, alternatives after
+// it, and samples whose draws depend on the sentence's place in its request alone.
+TEST_F(Service, PrefixesAlternativesAndSamplesAreTheTranslators) {
+  const std::vector<std::string> text{"red dog runs", "a cat over the street"};
+  const std::vector<std::string> prefix{"red", ""};
+  auto [status, body] = post(
+      json{{"text", text}, {"target_prefix", prefix}, {"alternatives", 3}, {"beam", 1}}.dump());
+  ASSERT_EQ(status, 200) << body;
+  TranslateOptions o;
+  o.search.alternatives = 3;
+  Translator t(reference_->model(), reference_->tokenizer(), o);
+  const auto want = t.translate(text, 1, nullptr, prefix);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const json& alternatives = body["translations"][i]["alternatives"];
+    ASSERT_EQ(alternatives.size(), want[i].size()) << i;
+    for (size_t j = 0; j < want[i].size(); ++j)
+      EXPECT_EQ(alternatives[j]["text"], want[i][j].text) << i << " " << j;
+  }
+  const json sampling = {{"text", text}, {"sampling", "topk:5"}, {"nbest", 4}, {"seed", 7}};
+  auto [s1, both] = post(sampling.dump());
+  ASSERT_EQ(s1, 200) << both;
+  json second_alone = sampling;
+  second_alone["text"] = json::array({text[1]});
+  auto [s2, alone] = post(second_alone.dump());
+  ASSERT_EQ(s2, 200) << alone;
+  ASSERT_EQ(both["translations"][1]["nbest"].size(), 4u);
+  // The second sentence of the first request is the first of the second: another id, so other
+  // draws; the same sentence in the same place draws the same.
+  auto [s3, again] = post(sampling.dump());
+  EXPECT_EQ(again["translations"], both["translations"]);
+  EXPECT_EQ(alone["translations"][0]["nbest"].size(), 4u);
 }
 
 TEST_F(Service, BadRequestsGetAJsonErrorWithTheirStatus) {
@@ -413,7 +453,8 @@ class FullQueue : public Service {
     b.max_requests = 3;
     b.max_wait = std::chrono::milliseconds(0);
     queue_ = std::make_unique<TranslationQueue>(
-        [this](const std::vector<std::vector<int32_t>>& s, const TranslateOptions&) {
+        [this](const std::vector<std::vector<int32_t>>& s, const std::vector<SentenceControls>&,
+               const TranslateOptions&) {
           std::unique_lock<std::mutex> lock(mutex_);
           ++batches_;
           changed_.notify_all();

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "serve/translation_queue.h"
 
@@ -61,7 +63,9 @@ class Backend {
 };
 
 TranslationQueue::Backend use(Backend& b) {
-  return [&b](const Sources& s, const TranslateOptions& o) { return b(s, o); };
+  return [&b](const Sources& s, const std::vector<SentenceControls>&, const TranslateOptions& o) {
+    return b(s, o);
+  };
 }
 
 TranslateOptions beam(int k) {
@@ -293,8 +297,7 @@ TEST(TranslationQueue, StoppingWithSeveralWorkersTranslatesEverythingQueued) {
     EXPECT_EQ(q.stats().requests, 200);
   }
   for (int32_t i = 100; i < 300; ++i)
-    EXPECT_EQ(text_of(results[static_cast<size_t>(i - 100)]),
-              std::to_string(i) + " " + std::to_string(i));
+    EXPECT_EQ(text_of(results[static_cast<size_t>(i - 100)]), fmt::format("{} {}", i, i));
   EXPECT_EQ(first.batches.size() + second.batches.size(), 200u);  // 3 tokens each, 4 a batch
 }
 
