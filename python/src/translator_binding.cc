@@ -21,6 +21,7 @@
 #include "core/threads.h"
 #include "decode/forced_score.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "decode/translator.h"
 #include "model/precision.h"
 #include "search_kwargs.h"
@@ -56,6 +57,7 @@ struct PyTranslation {
   float score = 0, log_prob = 0;
   py::array_t<float> token_log_probs;
   std::optional<Attention> attention;
+  bool constraints_unmet = false;
 };
 
 struct PyPairScore {
@@ -121,10 +123,13 @@ class PyTranslator {
 
   py::object translate(const std::vector<std::string>& texts, bool return_attention,
                        const std::optional<std::vector<std::string>>& target_prefix,
+                       const std::optional<std::vector<std::vector<std::string>>>& constraints,
                        const py::kwargs& search) {
     const TranslateOptions options = options_for(return_attention, search, "translate");
     if (target_prefix && target_prefix->size() != texts.size())
       fail("target_prefix holds {} prefixes for {} texts", target_prefix->size(), texts.size());
+    if (constraints && constraints->size() != texts.size())
+      fail("constraints holds {} lists for {} texts", constraints->size(), texts.size());
     std::vector<std::string> warnings;
     std::vector<std::vector<Translation>> found;
     {
@@ -134,23 +139,28 @@ class PyTranslator {
       translator_->set_options(options);
       found = translator_->translate(
           texts, 1, [&](const std::string& w) { warnings.push_back(w); },
-          target_prefix.value_or(std::vector<std::string>{}));
+          target_prefix.value_or(std::vector<std::string>{}),
+          constraints.value_or(std::vector<std::vector<std::string>>{}));
     }
     for (const std::string& w : warnings)
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
     return results(std::move(found), outputs_per_sentence(options.search));
   }
 
-  py::object translate_pieces(const std::vector<std::vector<int32_t>>& sources,
-                              bool return_attention,
-                              const std::optional<std::vector<std::vector<int32_t>>>& target_prefix,
-                              const py::kwargs& search) {
+  py::object translate_pieces(
+      const std::vector<std::vector<int32_t>>& sources, bool return_attention,
+      const std::optional<std::vector<std::vector<int32_t>>>& target_prefix,
+      const std::optional<std::vector<std::vector<std::vector<int32_t>>>>& constraints,
+      const py::kwargs& search) {
     const TranslateOptions options = options_for(return_attention, search, "translate_pieces");
     if (target_prefix && target_prefix->size() != sources.size())
       fail("target_prefix holds {} prefixes for {} sources", target_prefix->size(), sources.size());
+    if (constraints && constraints->size() != sources.size())
+      fail("constraints holds {} lists for {} sources", constraints->size(), sources.size());
     std::vector<SentenceControls> controls;
-    for (size_t i = 0; target_prefix && i < sources.size(); ++i)
-      controls.push_back({(*target_prefix)[i], i});
+    for (size_t i = 0; (target_prefix || constraints) && i < sources.size(); ++i)
+      controls.push_back({target_prefix ? (*target_prefix)[i] : std::vector<int32_t>{}, i,
+                          constraints ? (*constraints)[i] : std::vector<std::vector<int32_t>>{}});
     std::vector<std::vector<Translation>> found;
     {
       py::gil_scoped_release release;
@@ -225,7 +235,8 @@ class PyTranslator {
                         t.log_prob,
                         py::array_t<float>(static_cast<py::ssize_t>(t.token_log_probs.size()),
                                            t.token_log_probs.data()),
-                        std::nullopt};
+                        std::nullopt,
+                        t.constraints_unmet};
         if (t.attention) p.attention = to_python(*t.attention, tok);
         each.append(py::cast(std::move(p)));
       }
@@ -272,6 +283,9 @@ void register_translator(py::module_& m) {
       .def_readonly("log_prob", &PyTranslation::log_prob, "the sum of token_log_probs")
       .def_readonly("token_log_probs", &PyTranslation::token_log_probs,
                     "the search's log-probability of each token, then EOS's (float32)")
+      .def_readonly("constraints_unmet", &PyTranslation::constraints_unmet,
+                    "no output could hold every constraint within the length limit: this "
+                    "translation is empty")
       .def_readonly("attention", &PyTranslation::attention,
                     "the attention weights (best translations, return_attention=True), or None")
       .def("__repr__", [](const PyTranslation& t) {
@@ -294,7 +308,10 @@ void register_translator(py::module_& m) {
   static const std::string translate_doc =
       "Translates each text: with one output a sentence its best translation, else a list (up to "
       "nbest best first, nbest samples, or the alternatives). target_prefix: a text each "
-      "translation starts with, one per text (\"\" for none). An empty text gives an empty "
+      "translation starts with, one per text (\"\" for none). constraints: a list of phrases "
+      "each translation must hold, one list per text (beam search with dynamic beam allocation; "
+      "a text none of whose outputs can hold them gets an empty translation whose "
+      "constraints_unmet is True, with a UserWarning). An empty text gives an empty "
       "translation; a text longer than the model takes is cut, with a UserWarning. The search "
       "options (keyword arguments):" +
       search_kwargs_doc(kTranslateOptions, SearchOptions{});
@@ -310,10 +327,12 @@ void register_translator(py::module_& m) {
            py::arg("batch_tokens") = 4000)
       .def("translate", &PyTranslator::translate, py::arg("texts"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
-           translate_doc.c_str())
+           py::arg("constraints") = py::none(), translate_doc.c_str())
       .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
-           "The same for sources (and target prefixes) already in vocabulary ids (without EOS).")
+           py::arg("constraints") = py::none(),
+           "The same for sources (and target prefixes and constraints) already in vocabulary ids "
+           "(without EOS).")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("batch_tokens") = 2000, score_doc.c_str())
       .def_property_readonly("model_dir", [](const PyTranslator& t) { return t.loaded().dir(); })

@@ -52,6 +52,7 @@ class Translation:
     score: float
     log_prob: float
     token_log_probs: npt.NDArray[np.float32]
+    constraints_unmet: bool
     attention: Attention | None
 
 class PairScore:
@@ -84,6 +85,7 @@ class Translator:
         texts: Sequence[str],
         *,
         target_prefix: Sequence[str] | None = None,
+        constraints: Sequence[Sequence[str]] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: Literal[1] = 1,
@@ -106,6 +108,7 @@ class Translator:
         texts: Sequence[str],
         *,
         target_prefix: Sequence[str] | None = None,
+        constraints: Sequence[Sequence[str]] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,
@@ -124,7 +127,9 @@ class Translator:
     ) -> list[Translation] | list[list[Translation]]:
         """Translates each text: with one output a sentence its best translation, else a list (up
         to nbest best first; with sampling, nbest samples; with alternatives, that many). Beam 1
-        is greedy search. target_prefix: a text each translation starts with ("" for none). An
+        is greedy search. target_prefix: a text each translation starts with ("" for none);
+        constraints: phrases each translation must hold, a list per text (an empty translation
+        with constraints_unmet True, and a UserWarning, where none can). An
         empty text gives an empty translation; a text longer than the model takes is cut, with a
         UserWarning."""
     def translate_pieces(
@@ -132,6 +137,7 @@ class Translator:
         sources: Sequence[Sequence[int]],
         *,
         target_prefix: Sequence[Sequence[int]] | None = None,
+        constraints: Sequence[Sequence[Sequence[int]]] | None = None,
         beam: int = 4,
         alpha: float = 0.6,
         nbest: int = 1,

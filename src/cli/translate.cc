@@ -1,5 +1,6 @@
 // `transduce translate`: stdin to stdout (or files), streamed: each batch's lines are written as
 // soon as they are translated, in input order.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -29,6 +30,7 @@ struct TranslateFlags {
   std::string input, output, attention;
   std::string prefix;             // a file of target prefixes, one a line
   bool prefix_after_tab = false;  // or each input line is SOURCE<TAB>PREFIX
+  std::string constraints;        // a file of constraints: tab-separated phrases a line
   std::string output_format = "text";
   std::string compute_type;  // empty: the model's own
   TranslateOptions options;
@@ -55,13 +57,13 @@ class AttentionWriter {
   bool first_ = true;
 };
 
-// The --prefix file, read a line for each input line.
-class PrefixFile {
+// A file read a line for each input line (--prefix, --constraints).
+class SideFile {
  public:
-  explicit PrefixFile(const std::string& path) : path_(path) {
+  SideFile(const std::string& path, std::string what) : path_(path), what_(std::move(what)) {
     if (path.empty()) return;
     in_.open(path);
-    if (!in_) fail("cannot read the prefix file {}", path);
+    if (!in_) fail("cannot read the {} file {}", what_, path);
   }
   bool given() const { return !path_.empty(); }
   // The next `n` prefixes; the file ending first is an error naming it.
@@ -69,8 +71,8 @@ class PrefixFile {
     std::vector<std::string> out(n);
     for (size_t i = 0; i < n; ++i) {
       if (!std::getline(in_, out[i]))
-        fail("{} has {} lines, fewer than the input (a prefix a line, empty for none)", path_,
-             first_line + static_cast<int64_t>(i) - 1);
+        fail("{} has {} lines, fewer than the input ({} a line, empty for none)", path_,
+             first_line + static_cast<int64_t>(i) - 1, what_);
       size_t bad = 0;
       if (!valid_utf8(out[i], &bad))
         fail("{}:{}: invalid UTF-8 at byte {}", path_, first_line + static_cast<int64_t>(i),
@@ -86,14 +88,26 @@ class PrefixFile {
   }
 
  private:
-  std::string path_;
+  std::string path_, what_;
   std::ifstream in_;
 };
+
+// "a\tb c" -> {"a", "b c"}; an empty line: none.
+std::vector<std::string> tab_separated(const std::string& line) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start < line.size();) {
+    const size_t tab = std::min(line.find('\t', start), line.size());
+    out.push_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+  return out;
+}
 
 void run_translate(const TranslateFlags& f) {
   if (f.prefix_after_tab && !f.prefix.empty())
     fail("--prefix and --prefix-after-tab both give prefixes: choose one");
-  PrefixFile prefix_file(f.prefix);
+  SideFile prefix_file(f.prefix, "prefix");
+  SideFile constraint_file(f.constraints, "constraints");
   const auto members = load_ensemble(f.model_dirs, compute_type_choice(f.compute_type));
   const LoadedModel& loaded = *members.front();
   TranslateOptions options = f.options;
@@ -112,6 +126,7 @@ void run_translate(const TranslateFlags& f) {
   auto translate_all = [&](AttentionWriter* attention) {
     int64_t line_number = 1;
     std::vector<std::string> lines, prefixes;
+    std::vector<std::vector<std::string>> constraints;
     while (reader.read_available(lines, chunk)) {
       for (size_t i = 0; i < lines.size(); ++i) {
         size_t bad = 0;
@@ -121,6 +136,10 @@ void run_translate(const TranslateFlags& f) {
       }
       prefixes.clear();
       if (prefix_file.given()) prefixes = prefix_file.take(lines.size(), line_number);
+      constraints.clear();
+      if (constraint_file.given())
+        for (const std::string& l : constraint_file.take(lines.size(), line_number))
+          constraints.push_back(tab_separated(l));
       if (f.prefix_after_tab) {
         for (std::string& line : lines) {
           const size_t tab = line.find('\t');
@@ -130,8 +149,8 @@ void run_translate(const TranslateFlags& f) {
       }
       const auto results = translator.translate(
           lines, line_number,
-          [](const std::string& w) { fmt::print(stderr, "transduce: warning: {}\n", w); },
-          prefixes);
+          [](const std::string& w) { fmt::print(stderr, "transduce: warning: {}\n", w); }, prefixes,
+          constraints);
       for (size_t i = 0; i < results.size(); ++i) {
         const int64_t line = line_number + static_cast<int64_t>(i);
         if (json_lines) {
@@ -154,6 +173,7 @@ void run_translate(const TranslateFlags& f) {
       lines.clear();
     }
     prefix_file.finish(line_number - 1);
+    constraint_file.finish(line_number - 1);
   };
   if (f.attention.empty()) {
     translate_all(nullptr);
@@ -191,6 +211,9 @@ void register_translate(CLI::App& app) {
                   "translation starts with its prefix and goes on from it");
   cmd->add_flag("--prefix-after-tab", f->prefix_after_tab,
                 "each input line is the source, a tab, then its target prefix");
+  cmd->add_option("--constraints", f->constraints,
+                  "a file of phrases each translation must hold: tab-separated phrases for each "
+                  "input line (empty: none); beam search with dynamic beam allocation");
   cmd->add_option("--output-format", f->output_format,
                   "text (one translation a line; with several a sentence, ID ||| TEXT ||| SCORE "
                   "lines) or json (a line per sentence: its translations with their scores per "

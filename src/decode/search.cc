@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "core/phase_clock.h"
 #include "core/rng.h"
+#include "decode/lexical_constraints.h"
+#include "decode/search_options.h"
 #include "ops/ops.h"
 #include "text/special_ids.h"
 
@@ -217,8 +219,17 @@ class StepRules {
              positions);
       max_len_.push_back(std::max(limit, forced));
       min_len_.push_back(std::min(min_output_length(n, o), max_len_.back()));
+      std::vector<std::vector<int32_t>> phrases;
+      if (!controls.empty()) phrases = controls[b].constraints;
+      for (const std::vector<int32_t>& phrase : phrases)
+        for (const int32_t t : phrase)
+          if (t <= kEosId || t >= vocab_)
+            fail("a constraint may hold pieces {} to {}, not {}", kEosId + 1, vocab_ - 1, t);
+      constraints_.emplace_back(std::move(phrases));
     }
   }
+
+  const LexicalConstraints& constraints(int64_t s) const { return constraints_[s]; }
 
   int64_t vocab() const { return vocab_; }
   int64_t max_len(int64_t s) const { return max_len_[s]; }  // output tokens, EOS excluded
@@ -293,6 +304,7 @@ class StepRules {
   std::span<const SentenceControls> controls_;
   int64_t vocab_ = 0;
   std::vector<int64_t> max_len_, min_len_;  // output tokens, EOS excluded
+  std::vector<LexicalConstraints> constraints_;
 };
 
 // A number in [0, 1) from (seed, sentence id, sample, step) alone: the same whatever the batch
@@ -342,6 +354,73 @@ int32_t sample_token(const float* row, int32_t vocab, const SearchOptions& o, do
     if (cumulative > target) return kept[i].token;
   }
   return kept.back().token;
+}
+
+// Adds to `candidates` (those from `first` on are beam j's) the tokens that take one of the beam's
+// unmet constraints a step further, or EOS once all are met, where its row allows them and they
+// are not there already.
+template <class Live>
+void add_advancing(const LexicalConstraints& constraints, const Live& beam, const float* row,
+                   int64_t j, size_t first, std::vector<Candidate>& candidates) {
+  thread_local std::vector<int32_t> tokens;
+  tokens.clear();
+  constraints.advancing_tokens(beam.met, beam.tokens, tokens);
+  if (beam.met == constraints.all()) tokens.push_back(kEosId);
+  for (const int32_t t : tokens) {
+    if (!std::isfinite(row[t])) continue;
+    bool there = false;
+    for (size_t i = first; i < candidates.size(); ++i) there |= candidates[i].token == t;
+    if (!there) candidates.push_back({beam.log_prob + row[t], static_cast<int32_t>(j), t, row[t]});
+  }
+}
+
+// Dynamic beam allocation over `candidates` (best first): every ending is finished (EOS is only
+// allowed once all constraints are met); of the others, each bank (the constraint tokens
+// produced, 0 to C) takes its best up to its quota, k / (C + 1) each and the remainder to the
+// fullest banks, a bank short of candidates passing its places down, and the places left go to
+// the best candidates not taken.
+template <class Live, class Finish, class GoOn>
+void allocate_banks(const LexicalConstraints& constraints, const std::vector<Live>& beams,
+                    const std::vector<Candidate>& candidates, int64_t k, Finish finish,
+                    GoOn go_on) {
+  const int64_t banks = constraints.total_tokens() + 1;
+  thread_local std::vector<uint64_t> met;
+  thread_local std::vector<int64_t> bank_of;  // -1: an ending
+  met.assign(candidates.size(), 0);
+  bank_of.assign(candidates.size(), -1);
+  std::vector<int64_t> quota(static_cast<size_t>(banks), k / banks), offered(quota.size(), 0);
+  for (int64_t b = banks - 1, extra = k % banks; extra > 0; --b, --extra) ++quota[b];
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (c.token == kEosId) continue;
+    const Live& parent = beams[c.beam];
+    met[i] = constraints.met_after(parent.met, parent.tokens, c.token);
+    bank_of[i] = constraints.progress(met[i], parent.tokens, c.token);
+    ++offered[bank_of[i]];
+  }
+  // A bank with fewer candidates than places passes the rest down to the bank below it.
+  for (int64_t b = banks - 1; b > 0; --b)
+    if (offered[b] < quota[b]) {
+      quota[b - 1] += quota[b] - offered[b];
+      quota[b] = offered[b];
+    }
+  int64_t taken = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (bank_of[i] < 0) {
+      finish(candidates[i]);
+    } else if (taken < k && quota[bank_of[i]] > 0) {
+      --quota[bank_of[i]];
+      ++taken;
+      go_on(candidates[i], met[i]);
+      bank_of[i] = -2;  // taken
+    }
+  }
+  // Places still empty: the best candidates not taken.
+  for (size_t i = 0; i < candidates.size() && taken < k; ++i)
+    if (bank_of[i] >= 0) {
+      ++taken;
+      go_on(candidates[i], met[i]);
+    }
 }
 
 // Each hypothesis on its own, `group` of them per sentence, each taking one token a step: the most
@@ -491,13 +570,14 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
     std::vector<int32_t> tokens;
     std::vector<float> token_log_probs;
     float log_prob;
+    uint64_t met = 0;  // the constraints met
   };
   std::vector<std::vector<Hypothesis>> finished(batch);  // each sentence's best nbest, best first
   // Live hypotheses of each active sentence, k per sentence, in cache-row order; a dead one has
   // log_prob -inf. At the first step only the first is alive (the k rows are identical).
   std::vector<int32_t> active(batch);
   std::iota(active.begin(), active.end(), 0);
-  std::vector<std::vector<Live>> live(batch, std::vector<Live>(k, Live{{}, {}, kBanned}));
+  std::vector<std::vector<Live>> live(batch, std::vector<Live>(k, Live{{}, {}, kBanned, 0}));
   for (auto& l : live) l[0].log_prob = 0;
 
   std::vector<int32_t> tokens;
@@ -529,36 +609,48 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
       // do not end.
       thread_local std::vector<Candidate> candidates;  // kept per thread from step to step
       candidates.clear();
+      const LexicalConstraints& constraints = rules.constraints(s);
       for (int64_t j = 0; j < k; ++j) {
         if (!std::isfinite(beams[j].log_prob)) continue;
         float* row = logp.f32() + (a * group + j) * vocab;
         rules.apply(row, s, beams[j].tokens, members);
+        const size_t first_of_beam = candidates.size();
+        if (!constraints.empty() && beams[j].met != constraints.all()) row[kEosId] = kBanned;
         best_tokens(row, vocab, static_cast<size_t>(2 * k), beams[j].log_prob,
                     static_cast<int32_t>(j), candidates);
+        if (!constraints.empty())
+          add_advancing(constraints, beams[j], row, j, first_of_beam, candidates);
       }
       std::sort(candidates.begin(), candidates.end(), better);
 
-      // Those among the first k that end are finished; the best k that do not go on.
       std::vector<Live> next;
       std::vector<int32_t>& parents = parents_of[a];
-      for (size_t c = 0; c < candidates.size() && static_cast<int64_t>(next.size()) < k; ++c) {
-        const Candidate& cand = candidates[c];
+      const auto finish = [&](const Candidate& cand) {
         const Live& parent = beams[cand.beam];
-        const float token_log_prob = cand.step;
-        if (cand.token == kEosId) {
-          if (static_cast<int64_t>(c) >= k) continue;
-          const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
-          Hypothesis h{parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha),
-                       parent.token_log_probs};
-          h.token_log_probs.push_back(token_log_prob);
-          done.push_back(std::move(h));
-          continue;
-        }
-        Live l{parent.tokens, parent.token_log_probs, cand.total};
+        const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;
+        Hypothesis h{parent.tokens, cand.total, cand.total / length_penalty(len, o.alpha),
+                     parent.token_log_probs};
+        h.token_log_probs.push_back(cand.step);
+        done.push_back(std::move(h));
+      };
+      const auto go_on = [&](const Candidate& cand, uint64_t met) {
+        const Live& parent = beams[cand.beam];
+        Live l{parent.tokens, parent.token_log_probs, cand.total, met};
         l.tokens.push_back(cand.token);
-        l.token_log_probs.push_back(token_log_prob);
+        l.token_log_probs.push_back(cand.step);
         next.push_back(std::move(l));
         parents.push_back(cand.beam);
+      };
+      if (constraints.empty()) {
+        // Those among the first k that end are finished; the best k that do not go on.
+        for (size_t c = 0; c < candidates.size() && static_cast<int64_t>(next.size()) < k; ++c) {
+          if (candidates[c].token != kEosId)
+            go_on(candidates[c], 0);
+          else if (static_cast<int64_t>(c) < k)
+            finish(candidates[c]);
+        }
+      } else {
+        allocate_banks(constraints, beams, candidates, k, finish, go_on);
       }
 
       // Done when nothing goes on, or when none of the live hypotheses can beat the n-th best
@@ -568,13 +660,15 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
       if (static_cast<int64_t>(done.size()) > o.nbest) done.resize(o.nbest);
       bool stop = next.empty();
       if (!stop && static_cast<int64_t>(done.size()) >= o.nbest) {
-        const float bound = next.front().log_prob / length_penalty(rules.max_len(s) + 1, o.alpha);
+        float best = kBanned;  // with banks, the next live ones are not in score order
+        for (const Live& l : next) best = std::max(best, l.log_prob);
+        const float bound = best / length_penalty(rules.max_len(s) + 1, o.alpha);
         stop = bound <= done[o.nbest - 1].score;
       }
       stops[a] = stop;
       if (stop) return;
       while (static_cast<int64_t>(next.size()) < k) {  // too few continuations: pad with dead beams
-        next.push_back(Live{{}, {}, kBanned});
+        next.push_back(Live{{}, {}, kBanned, 0});
         parents.push_back(0);
       }
       beams = std::move(next);
@@ -593,20 +687,15 @@ std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> m
   return finished;
 }
 
-int64_t outputs_per_sentence(const SearchOptions& o) {
-  return o.alternatives > 0 ? o.alternatives : o.nbest;
-}
-
-void check_search_options(const SearchOptions& o) {
-  if (o.nbest < 1) fail("nbest must be at least 1, got {}", o.nbest);
-  if (o.alternatives == 0 && !o.sampling.on() && o.nbest > o.beam)
-    fail("nbest ({}) must not exceed the beam ({}) unless sampling", o.nbest, o.beam);
-}
-
 std::vector<std::vector<Hypothesis>> search(std::span<Transformer* const> models, const Tensor& src,
                                             const SearchOptions& o, std::span<SearchArenas> arenas,
                                             std::span<const SentenceControls> controls) {
   check_search_options(o);
+  const bool constrained = std::any_of(controls.begin(), controls.end(),
+                                       [](const auto& c) { return !c.constraints.empty(); });
+  if (constrained && (o.alternatives > 0 || o.sampling.on()))
+    fail("constraints need beam search: not with sampling or alternatives");
+  if (constrained) return beam_search(models, src, o, arenas, controls);
   if (o.alternatives > 0)
     return independent_search(models, src, o, arenas, controls, o.alternatives, o.sampling.on(),
                               true);

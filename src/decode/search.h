@@ -69,6 +69,10 @@ struct SentenceControls {
   // Sampling's random draws for this sentence come from (seed, id): its number in the input, so
   // that a sentence gets the same samples whatever batch it is in.
   uint64_t id = 0;
+  // Phrases (in pieces) every output must hold (lexically constrained beam search with dynamic
+  // beam allocation, Post & Vilar 2018). A sentence none of whose outputs can hold them all within
+  // the length limit gets no hypothesis.
+  std::vector<std::vector<int32_t>> constraints;
 };
 
 struct Hypothesis {
@@ -105,6 +109,12 @@ struct SearchArenas {
 // The beam stays k wide: each step takes the best 2k continuations of the k live hypotheses;
 // those among the first k that end are finished, and the best k that do not are the next live
 // ones (fairseq's rule), until no live hypothesis can beat the nbest-th finished one.
+//
+// With constraints, EOS is banned until every phrase is met, each live hypothesis also offers the
+// tokens that take an unmet phrase further, and the k places are shared among banks by how many
+// constraint tokens a hypothesis has produced (dynamic beam allocation: k / (C + 1) places each
+// for C constraint tokens, the rest to the fullest banks, and places a bank leaves empty to the
+// best candidates left). Every ending that meets all constraints is finished.
 std::vector<std::vector<Hypothesis>> beam_search(std::span<Transformer* const> models,
                                                  const Tensor& src, const SearchOptions& options,
                                                  std::span<SearchArenas> arenas = {},
@@ -115,12 +125,6 @@ std::vector<Hypothesis> greedy_search(std::span<Transformer* const> models, cons
                                       const SearchOptions& options,
                                       std::span<SearchArenas> arenas = {},
                                       std::span<const SentenceControls> controls = {});
-// How many outputs each sentence gets: `alternatives` when above 0, else nbest (beam search's
-// best, or samples).
-int64_t outputs_per_sentence(const SearchOptions& options);
-// Fails in one line where options contradict each other: nbest above the beam for beam search.
-void check_search_options(const SearchOptions& options);
-
 // What options ask for: samples (sampling on), alternatives (alternatives > 0), greedy search
 // (beam 1, nbest 1), or beam search.
 std::vector<std::vector<Hypothesis>> search(std::span<Transformer* const> models, const Tensor& src,

@@ -134,6 +134,16 @@ const std::vector<SearchOptionSpec>& search_option_specs() {
   return specs;
 }
 
+int64_t outputs_per_sentence(const SearchOptions& o) {
+  return o.alternatives > 0 ? o.alternatives : o.nbest;
+}
+
+void check_search_options(const SearchOptions& o) {
+  if (o.nbest < 1) fail("nbest must be at least 1, got {}", o.nbest);
+  if (o.alternatives == 0 && !o.sampling.on() && o.nbest > o.beam)
+    fail("nbest ({}) must not exceed the beam ({}) unless sampling", o.nbest, o.beam);
+}
+
 void apply_search_options(const nlohmann::json& overrides, SearchOptions& options) {
   if (!overrides.is_object())
     fail("the search options must be an object of keys and values, not {}", overrides.type_name());

@@ -20,6 +20,12 @@ using SearchOptionSpec = OptionSpec<SearchOptions>;
 // temperature, seed, alternatives, ensemble_mean.
 const std::vector<SearchOptionSpec>& search_option_specs();
 
+// How many outputs each sentence gets: `alternatives` when above 0, else nbest (beam search's
+// best, or samples).
+int64_t outputs_per_sentence(const SearchOptions& options);
+// Fails in one line where options contradict each other: nbest above the beam for beam search.
+void check_search_options(const SearchOptions& options);
+
 // `overrides` (a JSON object of search option keys) written over `options`; an unknown key, or a
 // value of the wrong kind or out of range, fails in one line naming the key.
 void apply_search_options(const nlohmann::json& overrides, SearchOptions& options);

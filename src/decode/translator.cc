@@ -56,15 +56,21 @@ void Translator::set_options(TranslateOptions options) {
 
 std::vector<std::vector<Translation>> Translator::translate(
     const std::vector<std::string>& lines, int64_t first_line,
-    const std::function<void(const std::string&)>& warn, const std::vector<std::string>& prefixes) {
+    const std::function<void(const std::string&)>& warn, const std::vector<std::string>& prefixes,
+    const std::vector<std::vector<std::string>>& constraints) {
   if (!prefixes.empty() && prefixes.size() != lines.size())
     fail("{} target prefixes for {} sentences", prefixes.size(), lines.size());
+  if (!constraints.empty() && constraints.size() != lines.size())
+    fail("{} lists of constraints for {} sentences", constraints.size(), lines.size());
   std::vector<std::vector<int32_t>> sources(lines.size());
   std::vector<SentenceControls> controls(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
     controls[i].id = static_cast<uint64_t>(first_line - 1 + static_cast<int64_t>(i));
     if (!prefixes.empty() && !blank(prefixes[i]))
       controls[i].prefix = tokenizer_.encode(prefixes[i]);
+    if (!constraints.empty())
+      for (const std::string& phrase : constraints[i])
+        if (!blank(phrase)) controls[i].constraints.push_back(tokenizer_.encode(phrase));
     if (blank(lines[i])) continue;
     sources[i] = tokenizer_.encode(lines[i]);
     if (static_cast<int64_t>(sources[i].size()) > source_limit()) {
@@ -75,7 +81,12 @@ std::vector<std::vector<Translation>> Translator::translate(
       sources[i].resize(static_cast<size_t>(source_limit()));
     }
   }
-  return translate_pieces(sources, options_, controls);
+  std::vector<std::vector<Translation>> out = translate_pieces(sources, options_, controls);
+  for (size_t i = 0; i < out.size() && warn; ++i)
+    if (out[i].front().constraints_unmet)
+      warn(fmt::format("line {}: no output holds every constraint within the length limit",
+                       first_line + static_cast<int64_t>(i)));
+  return out;
 }
 
 std::vector<std::vector<Hypothesis>> search_sources(std::span<Transformer* const> models,
@@ -149,6 +160,11 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
   for (size_t i = 0; i < found.size(); ++i) {
     if (pieces[i].empty()) {
       out[i].push_back(Translation{});
+      continue;
+    }
+    if (found[i].empty()) {  // the constraints could not all be met
+      out[i].push_back(Translation{});
+      out[i].back().constraints_unmet = true;
       continue;
     }
     for (Hypothesis& h : found[i]) {

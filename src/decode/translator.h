@@ -28,6 +28,8 @@ struct Translation {
   float log_prob = 0;                  // the sum of token_log_probs
   std::vector<float> token_log_probs;  // one per token, then EOS's
   std::optional<AttentionMaps> attention;
+  // No output holds every constraint within the length limit: this empty translation stands in.
+  bool constraints_unmet = false;
 };
 
 // The search over sentences already in pieces (without EOS), in batches of similar length of at
@@ -63,12 +65,15 @@ class Translator {
   // Translates `lines`; for each, up to nbest translations, best first. An empty (or blank)
   // line gives one empty translation without touching the model. A line longer than the model
   // accepts is cut, with a warning through `warn` naming its line number (first_line + index).
-  // `prefixes`: none, or one per line (blank: none), text each translation starts with. Line
+  // `prefixes`: none, or one per line (blank: none), text each translation starts with;
+  // `constraints`: none, or one list of phrases per line that every translation must hold (a
+  // line none of whose outputs can hold them gets a warning and an empty translation). Line
   // first_line + i is sentence id first_line - 1 + i (sampling's draws).
   std::vector<std::vector<Translation>> translate(
       const std::vector<std::string>& lines, int64_t first_line = 1,
       const std::function<void(const std::string&)>& warn = nullptr,
-      const std::vector<std::string>& prefixes = {});
+      const std::vector<std::string>& prefixes = {},
+      const std::vector<std::vector<std::string>>& constraints = {});
   // The same for sentences already in pieces (without EOS), with other options: an empty one
   // gives one empty translation. Each must fit the model (source_limit() pieces at most). A
   // constraint in options.search gets the index of the sentence in `sources`.

@@ -46,20 +46,20 @@ json pieces(const std::vector<int32_t>& ids, const Tokenizer& tokenizer) {
   return out;
 }
 
-// A field that holds a string or an array of strings, as a list (at most `max` of them).
-std::vector<std::string> strings_of(const json& v, std::string_view field) {
+// A field that holds a string or an array of strings, as a list; `name` is how messages quote
+// it ("\"text\"").
+std::vector<std::string> strings_of(const json& v, const std::string& name) {
   std::vector<std::string> out;
   if (v.is_string()) {
     out.push_back(v.get<std::string>());
   } else if (v.is_array()) {
     for (size_t i = 0; i < v.size(); ++i) {
       if (!v[i].is_string())
-        throw bad(fmt::format("\"{}\"[{}] must be a string, got {}", field, i, type_of(v[i])));
+        throw bad(fmt::format("{}[{}] must be a string, got {}", name, i, type_of(v[i])));
       out.push_back(v[i].get<std::string>());
     }
   } else {
-    throw bad(
-        fmt::format("\"{}\" must be a string or an array of strings, got {}", field, type_of(v)));
+    throw bad(fmt::format("{} must be a string or an array of strings, got {}", name, type_of(v)));
   }
   return out;
 }
@@ -78,11 +78,13 @@ double json_float(float x) {
 json translation_json(const Translation& t, const Tokenizer& tokenizer) {
   json token_log_probs = json::array();
   for (const float x : t.token_log_probs) token_log_probs.push_back(json_float(x));
-  return {{"text", t.text},
-          {"score", json_float(t.score)},
-          {"log_prob", json_float(t.log_prob)},
-          {"tokens", pieces(t.tokens, tokenizer)},
-          {"token_log_probs", std::move(token_log_probs)}};
+  json j = {{"text", t.text},
+            {"score", json_float(t.score)},
+            {"log_prob", json_float(t.log_prob)},
+            {"tokens", pieces(t.tokens, tokenizer)},
+            {"token_log_probs", std::move(token_log_probs)}};
+  if (t.constraints_unmet) j["constraints_unmet"] = true;
+  return j;
 }
 
 json attention_file_sentence(int64_t line, const std::string& source, const Translation& best,
@@ -134,10 +136,11 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   }
   if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));
   for (const auto& [key, value] : doc.items()) {
-    if (key != "text" && key != "target_prefix" && key != "attention" &&
+    if (key != "text" && key != "target_prefix" && key != "constraints" && key != "attention" &&
         !is_request_search_option(key))
-      throw bad(fmt::format("unknown field \"{}\" (known: text, target_prefix, {}, attention)", key,
-                            fmt::join(kRequestSearchOptions, ", ")));
+      throw bad(fmt::format(
+          "unknown field \"{}\" (known: text, target_prefix, constraints, {}, attention)", key,
+          fmt::join(kRequestSearchOptions, ", ")));
   }
   if (!doc.contains("text")) throw bad("missing field \"text\" (a string or an array of strings)");
 
@@ -149,13 +152,24 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
                                "a request",
                                text.size(), limits.max_sentences),
                    "max_sentences", limits.max_sentences);
-  r.text = strings_of(text, "text");
+  r.text = strings_of(text, "\"text\"");
   std::vector<std::string> prefixes(r.text.size());
   if (doc.contains("target_prefix")) {
-    prefixes = strings_of(doc["target_prefix"], "target_prefix");
+    prefixes = strings_of(doc["target_prefix"], "\"target_prefix\"");
     if (prefixes.size() != r.text.size())
       throw bad(fmt::format("\"target_prefix\" holds {} prefixes for {} texts", prefixes.size(),
                             r.text.size()));
+  }
+  std::vector<std::vector<std::string>> constraints(r.text.size());
+  if (doc.contains("constraints")) {
+    const json& c = doc["constraints"];
+    if (!c.is_array() || c.size() != r.text.size())
+      throw bad(
+          fmt::format("\"constraints\" must be an array of {} arrays of phrases, one for "
+                      "each text",
+                      r.text.size()));
+    for (size_t i = 0; i < c.size(); ++i)
+      constraints[i] = strings_of(c[i], fmt::format("\"constraints\"[{}]", i));
   }
 
   r.options = defaults;
@@ -224,6 +238,18 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
     if (static_cast<int64_t>(prefixes[i].size()) > max_bytes) throw too_long();
     SentenceControls c{tokenizer.encode(prefixes[i]), i};
     if (static_cast<int64_t>(c.prefix.size()) > limits.max_sentence_tokens) throw too_long();
+    int64_t constraint_bytes = 0;
+    for (const std::string& phrase : constraints[i]) {
+      constraint_bytes += static_cast<int64_t>(phrase.size());
+      if (constraint_bytes > max_bytes)
+        throw ApiError(400,
+                       fmt::format("\"constraints\"[{}] are longer than the {} subword tokens "
+                                   "this server takes",
+                                   i, limits.max_sentence_tokens),
+                       "max_sentence_tokens", limits.max_sentence_tokens);
+      std::vector<int32_t> ids = tokenizer.encode(phrase);
+      if (!ids.empty()) c.constraints.push_back(std::move(ids));
+    }
     r.controls.push_back(std::move(c));
   }
   return r;

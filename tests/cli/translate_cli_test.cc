@@ -208,6 +208,24 @@ TEST_F(TranslateInput, PrefixesFromAFileOrAfterATabAndJsonOutput) {
   EXPECT_NE(r.out.find("choose one"), std::string::npos) << r.out;
 }
 
+// Each translation holds its line's constraints (tab-separated phrases); a line whose constraints
+// cannot fit the length limit gets an empty translation and a warning naming it.
+TEST_F(TranslateInput, ConstraintsFromAFile) {
+  write_lines(work_ + "/c.src", {"cat dog sun", "owl", "fig map"});
+  write_lines(work_ + "/c.cons", {"red\tdog", "", "cat cat cat cat cat"});
+  CommandResult r = run_transduce("translate -m " + model_ + " --max-len-a 0 --max-len-b 6 " +
+                                  "--constraints " + work_ + "/c.cons < " + work_ + "/c.src");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> out = split_lines(r.out);
+  ASSERT_GE(out.size(), 3u) << r.out;
+  const std::string first = out[out.size() - 3];
+  EXPECT_NE(first.find("red"), std::string::npos) << first;
+  EXPECT_NE(first.find("dog"), std::string::npos) << first;
+  EXPECT_EQ(out.back(), "");
+  EXPECT_NE(r.out.find("warning: line 3: no output holds every constraint"), std::string::npos)
+      << r.out;
+}
+
 // Alternatives and samples print as n-best lists do: ID ||| TEXT ||| SCORE, several a sentence.
 TEST_F(TranslateInput, AlternativesAndSamplesPrintAsNBestLists) {
   write_lines(work_ + "/a.src", {"cat dog sun", "owl"});

@@ -238,6 +238,86 @@ TEST(DecodingControls, AWideBeamFindsTheBestAllowedOutput) {
   EXPECT_GT(blocked_winners, 0) << "the unblocked best never repeats an n-gram: no test";
 }
 
+bool holds(const Tokens& t, const Tokens& phrase) {
+  return std::search(t.begin(), t.end(), phrase.begin(), phrase.end()) != t.end();
+}
+
+// A beam as wide as the outputs finds the exhaustive best among the outputs that hold every
+// constraint (as contiguous tokens anywhere), and a beam of 2 still holds them all.
+TEST(DecodingControls, ConstrainedSearchFindsTheBestOutputHoldingTheConstraints) {
+  int cases = 0, moved = 0;
+  for (const uint64_t seed : {3, 4}) {
+    Transformer model(config(kSmallVocab));
+    testing::init_untrained(model, seed);
+    sharpen(model, 3.0f);
+    Transformer* const one[] = {&model};
+    for (const Tokens& src : {Tokens{5, 6, 2}, Tokens{7, 3, 4, 2}}) {
+      const std::vector<testing::Output> outputs = testing::every_output(one, src, kLength);
+      for (const std::vector<Tokens>& phrases :
+           {std::vector<Tokens>{{6}}, std::vector<Tokens>{{4, 7}}, std::vector<Tokens>{{5}, {3, 3}},
+            std::vector<Tokens>{{7, 5}, {5, 7}}}) {
+        const std::vector<SentenceControls> controls = {{{}, 0, phrases}};
+        for (const double alpha : {0.0, 1.0}) {
+          const std::vector<testing::Ranked> ranked = testing::rank(outputs, alpha);
+          auto best = std::find_if(ranked.begin(), ranked.end(), [&](const testing::Ranked& r) {
+            return std::all_of(phrases.begin(), phrases.end(),
+                               [&](const Tokens& p) { return holds(r.tokens, p); });
+          });
+          ASSERT_NE(best, ranked.end());
+          moved += best != ranked.begin();
+          SCOPED_TRACE(fmt::format("seed {} {} alpha {} constraint {}", seed, testing::show(src),
+                                   alpha, testing::show(phrases[0])));
+          const Hypothesis h =
+              beam_search(model, testing::one_source(src), exhaustive_options(kEveryOutput, alpha),
+                          nullptr, controls)[0][0];
+          EXPECT_EQ(h.tokens, best->tokens) << testing::show(h.tokens);
+          EXPECT_TRUE(testing::close(h.score, best->score, 1e-5));
+          for (const int beam : {1, 2, 4}) {
+            SearchOptions o = exhaustive_options(beam, alpha);
+            o.nbest = beam;
+            const auto narrow =
+                beam_search(model, testing::one_source(src), o, nullptr, controls)[0];
+            ASSERT_FALSE(narrow.empty()) << "beam " << beam;
+            for (const Hypothesis& n : narrow)
+              for (const Tokens& p : phrases)
+                EXPECT_TRUE(holds(n.tokens, p))
+                    << "beam " << beam << ": " << testing::show(n.tokens);
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 32);
+  EXPECT_GT(moved, 0) << "the unconstrained best always held the constraints: no test";
+}
+
+// In a batch at a real vocabulary size, constrained sentences hold their phrases, one without
+// constraints is searched as it would be alone, and one whose phrases cannot fit the length
+// limit gets no hypothesis.
+TEST(DecodingControls, ConstraintsInABatch) {
+  Transformer model(config(512));
+  testing::init_untrained(model, 15);
+  SearchOptions o;
+  o.max_len_a = 0.0f;
+  o.max_len_b = 10;
+  o.nbest = 4;
+  const std::vector<SentenceControls> controls = {
+      {{}, 0, {{300, 301, 302}, {17}}},
+      {{}, 1, {}},
+      {{}, 2, {{40, 41, 42, 43, 44, 45}, {9, 9, 9, 9, 9}}}};
+  const auto found = beam_search(model, batch_of(kSources), o, nullptr, controls);
+  ASSERT_EQ(found[0].size(), 4u);
+  for (const Hypothesis& h : found[0]) {
+    EXPECT_TRUE(holds(h.tokens, {300, 301, 302})) << testing::show(h.tokens);
+    EXPECT_TRUE(holds(h.tokens, {17})) << testing::show(h.tokens);
+  }
+  const auto alone = beam_search(model, batch_of({kSources[1]}), o);
+  ASSERT_EQ(found[1].size(), alone[0].size());
+  for (size_t i = 0; i < alone[0].size(); ++i) EXPECT_EQ(found[1][i].tokens, alone[0][i].tokens);
+  EXPECT_TRUE(found[2].empty()) << "11 constraint tokens within 10";
+}
+
 // Greedy search with CTRL's penalty equals the reference's, which penalises the full pass's logits.
 TEST(DecodingControls, TheRepetitionPenaltyActsOnTheLogits) {
   Transformer model(config(23));

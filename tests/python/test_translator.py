@@ -228,6 +228,7 @@ def test_the_search_keywords_are_the_declared_options(translator):
         stubbed = {a.arg: ast.literal_eval(d) for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)}
         stubbed.pop("return_attention")
         stubbed.pop("target_prefix")
+        stubbed.pop("constraints")
         assert stubbed.keys() == declared.keys()
         for key, default in declared.items():
             if isinstance(default, float):
@@ -267,6 +268,14 @@ def test_decoding_controls_equal_the_command_line(model, transduce_bin, translat
         for h, mine in zip(got, hyps):
             assert np.allclose(h["token_log_probs"], mine.token_log_probs, rtol=1e-6, atol=1e-6)
             assert mine.log_prob == pytest.approx(float(np.sum(mine.token_log_probs)), abs=1e-4)
+
+    words = [t.text.split()[-2] if len(t.text.split()) > 2 else "" for t in ours]
+    (model / "val20.constraints").write_text("\n".join(words) + "\n", encoding="utf-8")
+    cli = run(*base, "--constraints", model / "val20.constraints").splitlines()
+    held = translator.translate(src, constraints=[[w] if w else [] for w in words])
+    assert [t.text for t in held] == cli
+    for t, w in zip(held, words):
+        assert t.constraints_unmet or w in t.text
 
     cli = run(*base, "--sampling", "topk:10", "--temperature", 0.8, "--nbest", 2, "--seed", 4)
     samples = translator.translate(src, sampling="topk:10", temperature=0.8, nbest=2, seed=4)

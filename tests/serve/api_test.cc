@@ -126,6 +126,10 @@ TEST_F(Api, SamplesAlternativesAndPrefixes) {
   EXPECT_FALSE(r.controls[0].prefix.empty());
   EXPECT_TRUE(r.controls[1].prefix.empty());
   EXPECT_EQ(r.controls[1].id, 1u);
+  r = parse(R"({"text": ["red dog", "a cat"], "constraints": [["dog", "red"], []]})");
+  ASSERT_EQ(r.controls[0].constraints.size(), 2u);
+  EXPECT_EQ(r.controls[0].constraints[0], tokenizer_->encode("dog"));
+  EXPECT_TRUE(r.controls[1].constraints.empty());
   const ApiError many = refusal(R"({"text": "a", "alternatives": 9})");
   EXPECT_EQ(many.status, 400);
   EXPECT_EQ(many.limit, "max_beam");
