@@ -58,6 +58,7 @@ struct PyTranslation {
   py::array_t<float> token_log_probs;
   std::optional<Attention> attention;
   bool constraints_unmet = false;
+  std::vector<std::pair<int64_t, int64_t>> alignment;
 };
 
 struct PyPairScore {
@@ -122,10 +123,12 @@ class PyTranslator {
   }
 
   py::object translate(const std::vector<std::string>& texts, bool return_attention,
+                       bool return_alignment,
                        const std::optional<std::vector<std::string>>& target_prefix,
                        const std::optional<std::vector<std::vector<std::string>>>& constraints,
                        const py::kwargs& search) {
-    const TranslateOptions options = options_for(return_attention, search, "translate");
+    const TranslateOptions options =
+        options_for(return_attention, return_alignment, search, "translate");
     if (target_prefix && target_prefix->size() != texts.size())
       fail("target_prefix holds {} prefixes for {} texts", target_prefix->size(), texts.size());
     if (constraints && constraints->size() != texts.size())
@@ -149,10 +152,11 @@ class PyTranslator {
 
   py::object translate_pieces(
       const std::vector<std::vector<int32_t>>& sources, bool return_attention,
-      const std::optional<std::vector<std::vector<int32_t>>>& target_prefix,
+      bool return_alignment, const std::optional<std::vector<std::vector<int32_t>>>& target_prefix,
       const std::optional<std::vector<std::vector<std::vector<int32_t>>>>& constraints,
       const py::kwargs& search) {
-    const TranslateOptions options = options_for(return_attention, search, "translate_pieces");
+    const TranslateOptions options =
+        options_for(return_attention, return_alignment, search, "translate_pieces");
     if (target_prefix && target_prefix->size() != sources.size())
       fail("target_prefix holds {} prefixes for {} sources", target_prefix->size(), sources.size());
     if (constraints && constraints->size() != sources.size())
@@ -211,11 +215,12 @@ class PyTranslator {
   }
 
  private:
-  TranslateOptions options_for(bool attention, const py::kwargs& search,
+  TranslateOptions options_for(bool attention, bool alignment, const py::kwargs& search,
                                const char* function) const {
     TranslateOptions o = translator_->options();
     o.search = with_search_kwargs(SearchOptions{}, search, kTranslateOptions, function);
     o.attention = attention;
+    o.alignment = alignment;
     check_search_options(o.search);
     return o;
   }
@@ -236,7 +241,8 @@ class PyTranslator {
                         py::array_t<float>(static_cast<py::ssize_t>(t.token_log_probs.size()),
                                            t.token_log_probs.data()),
                         std::nullopt,
-                        t.constraints_unmet};
+                        t.constraints_unmet,
+                        t.alignment};
         if (t.attention) p.attention = to_python(*t.attention, tok);
         each.append(py::cast(std::move(p)));
       }
@@ -283,6 +289,9 @@ void register_translator(py::module_& m) {
       .def_readonly("log_prob", &PyTranslation::log_prob, "the sum of token_log_probs")
       .def_readonly("token_log_probs", &PyTranslation::token_log_probs,
                     "the search's log-probability of each token, then EOS's (float32)")
+      .def_readonly("alignment", &PyTranslation::alignment,
+                    "(source word, target word) pairs from attention (return_alignment=True; "
+                    "transduce translate --alignment)")
       .def_readonly("constraints_unmet", &PyTranslation::constraints_unmet,
                     "no output could hold every constraint within the length limit: this "
                     "translation is empty")
@@ -326,11 +335,12 @@ void register_translator(py::module_& m) {
            py::arg("model_dir"), py::arg("threads") = 0, py::arg("compute_type") = py::none(),
            py::arg("batch_tokens") = 4000)
       .def("translate", &PyTranslator::translate, py::arg("texts"), py::kw_only(),
-           py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
-           py::arg("constraints") = py::none(), translate_doc.c_str())
+           py::arg("return_attention") = false, py::arg("return_alignment") = false,
+           py::arg("target_prefix") = py::none(), py::arg("constraints") = py::none(),
+           translate_doc.c_str())
       .def("translate_pieces", &PyTranslator::translate_pieces, py::arg("sources"), py::kw_only(),
-           py::arg("return_attention") = false, py::arg("target_prefix") = py::none(),
-           py::arg("constraints") = py::none(),
+           py::arg("return_attention") = false, py::arg("return_alignment") = false,
+           py::arg("target_prefix") = py::none(), py::arg("constraints") = py::none(),
            "The same for sources (and target prefixes and constraints) already in vocabulary ids "
            "(without EOS).")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),

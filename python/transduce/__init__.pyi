@@ -53,6 +53,7 @@ class Translation:
     log_prob: float
     token_log_probs: npt.NDArray[np.float32]
     constraints_unmet: bool
+    alignment: list[tuple[int, int]]
     attention: Attention | None
 
 class PairScore:
@@ -90,6 +91,7 @@ class Translator:
         alpha: float = 0.6,
         nbest: Literal[1] = 1,
         return_attention: bool = False,
+        return_alignment: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
         min_len_a: float = 0.0,
@@ -113,6 +115,7 @@ class Translator:
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
+        return_alignment: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
         min_len_a: float = 0.0,
@@ -142,6 +145,7 @@ class Translator:
         alpha: float = 0.6,
         nbest: int = 1,
         return_attention: bool = False,
+        return_alignment: bool = False,
         max_len_a: float = 1.0,
         max_len_b: int = 50,
         min_len_a: float = 0.0,

@@ -32,6 +32,7 @@ struct TranslateFlags {
   bool prefix_after_tab = false;  // or each input line is SOURCE<TAB>PREFIX
   std::string constraints;        // a file of constraints: tab-separated phrases a line
   std::string output_format = "text";
+  bool alignment = false;    // word alignments from attention
   std::string compute_type;  // empty: the model's own
   TranslateOptions options;
   int chunk_lines = 0;  // 0: as many as a batch holds
@@ -112,6 +113,7 @@ void run_translate(const TranslateFlags& f) {
   const LoadedModel& loaded = *members.front();
   TranslateOptions options = f.options;
   options.attention = !f.attention.empty();
+  options.alignment = f.alignment;
   Translator translator(ensemble_models(members), loaded.tokenizer(), options);
 
   LineStreams streams(f.input, f.output);
@@ -156,13 +158,16 @@ void run_translate(const TranslateFlags& f) {
         if (json_lines) {
           nlohmann::json translations = nlohmann::json::array();
           for (const Translation& t : results[i])
-            translations.push_back(translation_json(t, loaded.tokenizer()));
+            translations.push_back(translation_json(t, loaded.tokenizer(), f.alignment));
           fmt::print(
               out, "{}\n",
               nlohmann::json{{"line", line}, {"translations", std::move(translations)}}.dump());
         } else if (several) {
           for (const Translation& t : results[i])
-            fmt::print(out, "{} ||| {} ||| {:.4f}\n", line - 1, t.text, t.score);
+            fmt::print(out, "{} ||| {} ||| {:.4f}{}\n", line - 1, t.text, t.score,
+                       f.alignment ? " ||| " + pharaoh(t.alignment) : "");
+        } else if (f.alignment) {
+          fmt::print(out, "{} ||| {}\n", results[i][0].text, pharaoh(results[i][0].alignment));
         } else {
           fmt::print(out, "{}\n", results[i].empty() ? "" : results[i][0].text);
         }
@@ -214,6 +219,10 @@ void register_translate(CLI::App& app) {
   cmd->add_option("--constraints", f->constraints,
                   "a file of phrases each translation must hold: tab-separated phrases for each "
                   "input line (empty: none); beam search with dynamic beam allocation");
+  cmd->add_flag("--alignment", f->alignment,
+                "word alignments from the penultimate decoder layer's attention, averaged over "
+                "its heads (Garg et al. 2019): TEXT ||| 0-0 1-2 ... (source word-target word, "
+                "from 0), or \"alignment\" in JSON");
   cmd->add_option("--output-format", f->output_format,
                   "text (one translation a line; with several a sentence, ID ||| TEXT ||| SCORE "
                   "lines) or json (a line per sentence: its translations with their scores per "

@@ -170,10 +170,13 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
     for (Hypothesis& h : found[i]) {
       Translation t{tokenizer_.decode(h.tokens),  std::move(h.tokens), h.score, h.log_prob,
                     std::move(h.token_log_probs), std::nullopt};
-      if (options.attention && out[i].empty()) {
+      const bool best = out[i].empty();
+      if ((options.attention && best) || options.alignment) {
         std::vector<int32_t> source = pieces[i];
         source.push_back(kEosId);
-        t.attention = attention_maps(*models_.front(), source, t.tokens);
+        AttentionMaps maps = attention_maps(*models_.front(), source, t.tokens);
+        if (options.alignment) t.alignment = word_alignment(maps, tokenizer_);
+        if (options.attention && best) t.attention = std::move(maps);
       }
       out[i].push_back(std::move(t));
     }

@@ -11,6 +11,7 @@
 
 #include "decode/attention_maps.h"
 #include "decode/search.h"
+#include "decode/word_alignment.h"
 #include "text/tokenizer.h"
 
 namespace transduce {
@@ -19,6 +20,7 @@ struct TranslateOptions {
   SearchOptions search;         // beam 1 runs greedy search
   int64_t batch_tokens = 4000;  // source tokens per batch, padding counted
   bool attention = false;       // the best translation of each sentence carries its attention
+  bool alignment = false;       // every translation carries its word alignment
 };
 
 struct Translation {
@@ -28,6 +30,7 @@ struct Translation {
   float log_prob = 0;                  // the sum of token_log_probs
   std::vector<float> token_log_probs;  // one per token, then EOS's
   std::optional<AttentionMaps> attention;
+  WordAlignment alignment;  // with TranslateOptions::alignment
   // No output holds every constraint within the length limit: this empty translation stands in.
   bool constraints_unmet = false;
 };

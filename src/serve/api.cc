@@ -75,7 +75,7 @@ double json_float(float x) {
   return std::strtod(fmt::format("{}", x).c_str(), nullptr);
 }
 
-json translation_json(const Translation& t, const Tokenizer& tokenizer) {
+json translation_json(const Translation& t, const Tokenizer& tokenizer, bool alignment) {
   json token_log_probs = json::array();
   for (const float x : t.token_log_probs) token_log_probs.push_back(json_float(x));
   json j = {{"text", t.text},
@@ -83,6 +83,11 @@ json translation_json(const Translation& t, const Tokenizer& tokenizer) {
             {"log_prob", json_float(t.log_prob)},
             {"tokens", pieces(t.tokens, tokenizer)},
             {"token_log_probs", std::move(token_log_probs)}};
+  if (alignment) {
+    json pairs = json::array();
+    for (const auto& [source, target] : t.alignment) pairs.push_back({source, target});
+    j["alignment"] = std::move(pairs);
+  }
   if (t.constraints_unmet) j["constraints_unmet"] = true;
   return j;
 }
@@ -137,10 +142,11 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   if (!doc.is_object()) throw bad("the body must be a JSON object, got " + type_of(doc));
   for (const auto& [key, value] : doc.items()) {
     if (key != "text" && key != "target_prefix" && key != "constraints" && key != "attention" &&
-        !is_request_search_option(key))
-      throw bad(fmt::format(
-          "unknown field \"{}\" (known: text, target_prefix, constraints, {}, attention)", key,
-          fmt::join(kRequestSearchOptions, ", ")));
+        key != "alignment" && !is_request_search_option(key))
+      throw bad(
+          fmt::format("unknown field \"{}\" (known: text, target_prefix, constraints, {}, "
+                      "attention, alignment)",
+                      key, fmt::join(kRequestSearchOptions, ", ")));
   }
   if (!doc.contains("text")) throw bad("missing field \"text\" (a string or an array of strings)");
 
@@ -208,6 +214,11 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
     if (!a.is_boolean()) throw bad("\"attention\" must be true or false, got " + type_of(a));
     r.options.attention = a.get<bool>();
   }
+  if (doc.contains("alignment")) {
+    const json& a = doc["alignment"];
+    if (!a.is_boolean()) throw bad("\"alignment\" must be true or false, got " + type_of(a));
+    r.options.alignment = a.get<bool>();
+  }
 
   // Splitting a sentence into pieces costs time and memory in its length (1 s and 250 MB for a
   // megabyte), so one too long to fit max_sentence_tokens pieces is refused before that.
@@ -260,11 +271,12 @@ json translate_response(const TranslateRequest& request,
                         const Tokenizer& tokenizer, const std::string& model_name) {
   json translations = json::array();
   for (const std::vector<Translation>& found : results) {
-    json t = translation_json(found.front(), tokenizer);
+    const bool alignment = request.options.alignment;
+    json t = translation_json(found.front(), tokenizer, alignment);
     const SearchOptions& s = request.options.search;
     if (s.alternatives > 0 || s.nbest > 1) {
       json list = json::array();
-      for (const Translation& h : found) list.push_back(translation_json(h, tokenizer));
+      for (const Translation& h : found) list.push_back(translation_json(h, tokenizer, alignment));
       t[s.alternatives > 0 ? "alternatives" : "nbest"] = std::move(list);
     }
     if (request.options.attention)

@@ -62,7 +62,7 @@ inline const std::vector<std::string> kRequestSearchOptions = {
 bool is_request_search_option(std::string_view key);
 
 // Reads {"text": "..." | ["...", ...], "target_prefix": "..." | ["...", ...], "beam": 4,
-// "alpha": 0.6, "nbest": 1, "attention": false} and the other search options of
+// "alpha": 0.6, "nbest": 1, "attention": false, "alignment": false} and the other search options of
 // kRequestSearchOptions (only "text" is required; a prefix for each text, "" for none). The rows
 // a sentence costs (the beam, samples, alternatives) are at most max_beam. Malformed JSON,
 // a field of the wrong type or value, or an unknown field is a 400; too many sentences a 413; a
@@ -76,8 +76,11 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
 double json_float(float x);
 
 // One translation as the service and `translate --output-format json` write it: {"text", "score",
-// "log_prob", "tokens" (pieces), "token_log_probs" (one per token, then EOS's)}.
-nlohmann::json translation_json(const Translation& t, const Tokenizer& tokenizer);
+// "log_prob", "tokens" (pieces), "token_log_probs" (one per token, then EOS's)}, with
+// "alignment": [[source word, target word], ...] when `alignment`, and "constraints_unmet": true
+// where no output could hold the constraints.
+nlohmann::json translation_json(const Translation& t, const Tokenizer& tokenizer,
+                                bool alignment = false);
 
 // One sentence of an attention file (`transduce translate --attention`, `transduce attention`):
 // {"line", "source", "translation", "score", "attention": {...} or null}.

@@ -97,6 +97,25 @@ void ACopyModelCopiesHeldOutSentences(const std::string& dir_) {
     }
     EXPECT_GE(copied, 95) << search << ", missed:" << missed;
   }
+  // A copy's word alignment read from attention is mostly the diagonal: word i to word i.
+  CommandResult r =
+      run_transduce("translate -m " + dir_ + "/model --alignment < " + dir_ + "/test.src",
+                    /*merge_stderr=*/false);
+  ASSERT_EQ(r.status, 0);
+  const std::vector<std::string> out = split_lines(r.out);
+  ASSERT_EQ(out.size(), held_out.size());
+  int pairs = 0, diagonal = 0;
+  for (const std::string& line : out) {
+    const size_t bar = line.find(" ||| ");
+    ASSERT_NE(bar, std::string::npos) << line;
+    std::istringstream in(line.substr(bar + 5));
+    for (std::string pair; in >> pair; ++pairs) {
+      const size_t dash = pair.find('-');
+      diagonal += pair.substr(0, dash) == pair.substr(dash + 1);
+    }
+  }
+  EXPECT_GT(pairs, 300);
+  EXPECT_GE(diagonal, pairs * 8 / 10) << diagonal << " of " << pairs << " pairs on the diagonal";
 }
 
 // The handling of input, on a model with random weights (no training, so these run under the

@@ -227,6 +227,7 @@ def test_the_search_keywords_are_the_declared_options(translator):
     for f in translate:
         stubbed = {a.arg: ast.literal_eval(d) for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)}
         stubbed.pop("return_attention")
+        stubbed.pop("return_alignment")
         stubbed.pop("target_prefix")
         stubbed.pop("constraints")
         assert stubbed.keys() == declared.keys()
@@ -276,6 +277,11 @@ def test_decoding_controls_equal_the_command_line(model, transduce_bin, translat
     assert [t.text for t in held] == cli
     for t, w in zip(held, words):
         assert t.constraints_unmet or w in t.text
+
+    cli = run(*base, "--alignment").splitlines()
+    aligned = translator.translate(src, return_alignment=True)
+    assert [f"{t.text} ||| " + " ".join(f"{s}-{w}" for s, w in t.alignment) for t in aligned] == cli
+    assert all(t.alignment for t in aligned)
 
     cli = run(*base, "--sampling", "topk:10", "--temperature", 0.8, "--nbest", 2, "--seed", 4)
     samples = translator.translate(src, sampling="topk:10", temperature=0.8, nbest=2, seed=4)

@@ -130,6 +130,8 @@ TEST_F(Api, SamplesAlternativesAndPrefixes) {
   ASSERT_EQ(r.controls[0].constraints.size(), 2u);
   EXPECT_EQ(r.controls[0].constraints[0], tokenizer_->encode("dog"));
   EXPECT_TRUE(r.controls[1].constraints.empty());
+  EXPECT_FALSE(r.options.alignment);
+  EXPECT_TRUE(parse(R"({"text": "a", "alignment": true})").options.alignment);
   const ApiError many = refusal(R"({"text": "a", "alternatives": 9})");
   EXPECT_EQ(many.status, 400);
   EXPECT_EQ(many.limit, "max_beam");
