@@ -165,7 +165,7 @@ void run_translate(const TranslateFlags& f) {
         } else if (several) {
           for (const Translation& t : results[i])
             fmt::print(out, "{} ||| {} ||| {:.4f}{}\n", line - 1, t.text, t.score,
-                       f.alignment ? " ||| " + pharaoh(t.alignment) : "");
+                       f.alignment ? fmt::format(" ||| {}", pharaoh(t.alignment)) : std::string());
         } else if (f.alignment) {
           fmt::print(out, "{} ||| {}\n", results[i][0].text, pharaoh(results[i][0].alignment));
         } else {

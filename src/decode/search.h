@@ -63,6 +63,10 @@ struct SearchOptions {
 
 // What a search is given for each sentence besides its source.
 struct SentenceControls {
+  SentenceControls(std::vector<int32_t> prefix = {}, uint64_t id = 0,
+                   std::vector<std::vector<int32_t>> constraints = {})
+      : prefix(std::move(prefix)), id(id), constraints(std::move(constraints)) {}
+
   // The output starts with these pieces (no PAD, BOS or EOS): they are forced, their
   // log-probabilities counted, and the search goes on from them.
   std::vector<int32_t> prefix;

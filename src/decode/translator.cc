@@ -168,8 +168,12 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       continue;
     }
     for (Hypothesis& h : found[i]) {
-      Translation t{tokenizer_.decode(h.tokens),  std::move(h.tokens), h.score, h.log_prob,
-                    std::move(h.token_log_probs), std::nullopt};
+      Translation t;
+      t.text = tokenizer_.decode(h.tokens);
+      t.tokens = std::move(h.tokens);
+      t.score = h.score;
+      t.log_prob = h.log_prob;
+      t.token_log_probs = std::move(h.token_log_probs);
       const bool best = out[i].empty();
       if ((options.attention && best) || options.alignment) {
         std::vector<int32_t> source = pieces[i];

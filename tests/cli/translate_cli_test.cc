@@ -232,17 +232,26 @@ TEST_F(TranslateInput, PrefixesFromAFileOrAfterATabAndJsonOutput) {
 TEST_F(TranslateInput, ConstraintsFromAFile) {
   write_lines(work_ + "/c.src", {"cat dog sun", "owl", "fig map"});
   write_lines(work_ + "/c.cons", {"red\tdog", "", "cat cat cat cat cat"});
-  CommandResult r = run_transduce("translate -m " + model_ + " --max-len-a 0 --max-len-b 6 " +
-                                  "--constraints " + work_ + "/c.cons < " + work_ + "/c.src");
-  ASSERT_EQ(r.status, 0) << r.out;
-  const std::vector<std::string> out = split_lines(r.out);
-  ASSERT_GE(out.size(), 3u) << r.out;
-  const std::string first = out[out.size() - 3];
-  EXPECT_NE(first.find("red"), std::string::npos) << first;
-  EXPECT_NE(first.find("dog"), std::string::npos) << first;
-  EXPECT_EQ(out.back(), "");
-  EXPECT_NE(r.out.find("warning: line 3: no output holds every constraint"), std::string::npos)
-      << r.out;
+  // In every compute type, with a prefix and alternatives alongside elsewhere.
+  for (const std::string compute : {"fp32", "int8", "bf16"}) {
+    CommandResult r = run_transduce("translate -m " + model_ + " --compute-type " + compute +
+                                    " --max-len-a 0 --max-len-b 6 --constraints " + work_ +
+                                    "/c.cons < " + work_ + "/c.src");
+    ASSERT_EQ(r.status, 0) << compute << ": " << r.out;
+    const std::vector<std::string> out = split_lines(r.out);
+    ASSERT_GE(out.size(), 3u) << r.out;
+    const std::string first = out[out.size() - 3];
+    EXPECT_NE(first.find("red"), std::string::npos) << compute << ": " << first;
+    EXPECT_NE(first.find("dog"), std::string::npos) << compute << ": " << first;
+    EXPECT_EQ(out.back(), "");
+    EXPECT_NE(r.out.find("warning: line 3: no output holds every constraint"), std::string::npos)
+        << r.out;
+    write_lines(work_ + "/c.prefix", {"red", "", ""});
+    r = run_transduce("translate -m " + model_ + " --compute-type " + compute +
+                      " --alternatives 2 --prefix " + work_ + "/c.prefix < " + work_ + "/c.src");
+    ASSERT_EQ(r.status, 0) << compute << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("0 ||| red", 0), 0u) << compute << ": " << r.out;
+  }
 }
 
 // Alternatives and samples print as n-best lists do: ID ||| TEXT ||| SCORE, several a sentence.
