@@ -99,11 +99,11 @@ void run_serve(ServeFlags f) {
         w == 0 ? loaded : *copies.emplace_back(std::make_unique<LoadedModel>(f.model_dir, compute));
     Translator& t = *translators.emplace_back(
         std::make_unique<Translator>(m.model(), m.tokenizer(), f.server.defaults));
-    backends.push_back(
-        [&t](const std::vector<std::vector<int32_t>>& sources,
-             const std::vector<SentenceControls>& controls, const TranslateOptions& options) {
-          return t.translate_pieces(sources, options, controls);
-        });
+    backends.push_back([&t](const std::vector<std::vector<int32_t>>& sources,
+                            const std::vector<SentenceControls>& controls,
+                            const TranslateOptions& options) {
+      return t.translate_pieces(sources, options, controls);
+    });
   }
   serial_loading.reset();
   // OpenMP settings are per thread: each worker sets its own.

@@ -474,9 +474,13 @@ std::vector<std::vector<Hypothesis>> independent_search(std::span<Transformer* c
         const int64_t step = static_cast<int64_t>(h.tokens.size());
         int32_t token;
         if (branch && step == static_cast<int64_t>(rules.prefix(s).size())) {
+          // Until the branch every row of the group holds the same prefix: the ranking of the
+          // first row serves them all.
           thread_local std::vector<Candidate> best;
-          best.clear();
-          best_tokens(data, vocab, static_cast<size_t>(group), 0.0f, 0, best);
+          if (j == 0) {
+            best.clear();
+            best_tokens(data, vocab, static_cast<size_t>(group), 0.0f, 0, best);
+          }
           if (j >= static_cast<int64_t>(best.size())) {
             row.ended = row.left_out = true;
             continue;

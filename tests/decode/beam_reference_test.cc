@@ -421,6 +421,15 @@ Golden load_golden() {
   return g;
 }
 
+// The fixture's length limits and minimum length.
+SearchOptions golden_options(const nlohmann::json& fixture) {
+  SearchOptions o;
+  o.max_len_a = fixture.at("max_len_a").get<float>();
+  o.max_len_b = fixture.at("max_len_b").get<int>();
+  o.min_len_b = fixture.at("min_len_b").get<int>();
+  return o;
+}
+
 // Keeping the beam k wide never finds a worse best output than letting it narrow as hypotheses
 // end (the rule before), and on this model a better one somewhere.
 TEST(BeamReferenceGolden, AKWideBeamIsNeverWorseThanANarrowingOne) {
@@ -428,9 +437,7 @@ TEST(BeamReferenceGolden, AKWideBeamIsNeverWorseThanANarrowingOne) {
   Transformer* const one[] = {g.model.get()};
   int better = 0, cases = 0;
   for (const Tokens& src : g.sources) {
-    SearchOptions o;
-    o.max_len_a = g.fixture.at("max_len_a").get<float>();
-    o.max_len_b = g.fixture.at("max_len_b").get<int>();
+    SearchOptions o = golden_options(g.fixture);
     o.min_len_b = 0;
     const int64_t max_len = output_limit(g.model->config(), static_cast<int64_t>(src.size()), o);
     for (const float alpha : {0.0f, 0.6f, 1.0f}) {
@@ -468,13 +475,10 @@ TEST(BeamReferenceGolden, NBestListsAndScoresMatchPyTorch) {
   int cases = 0;
   std::map<std::pair<int, float>, std::vector<Tokens>> best_of;  // (beam, alpha) -> best outputs
   for (const nlohmann::json& c : fixture.at("cases")) {
-    SearchOptions o;
+    SearchOptions o = golden_options(fixture);
     o.beam = c.at("beam").get<int>();
     o.nbest = c.at("nbest").get<int>();
     o.alpha = c.at("alpha").get<float>();
-    o.max_len_a = fixture.at("max_len_a").get<float>();
-    o.max_len_b = fixture.at("max_len_b").get<int>();
-    o.min_len_b = fixture.at("min_len_b").get<int>();
     SCOPED_TRACE(fmt::format("beam {} nbest {} alpha {}", o.beam, o.nbest, o.alpha));
     const std::vector<std::vector<Hypothesis>> found = beam_search(model, src, o);
     const nlohmann::json& results = c.at("results");
@@ -502,11 +506,8 @@ TEST(BeamReferenceGolden, NBestListsAndScoresMatchPyTorch) {
   // Beams 1, 2 and 4, each with nbest 1 and nbest = beam, at alpha 0, 0.6 and 1.
   EXPECT_EQ(cases, 15);
   for (const nlohmann::json& c : fixture.at("greedy")) {
-    SearchOptions o;
+    SearchOptions o = golden_options(fixture);
     o.alpha = c.at("alpha").get<float>();
-    o.max_len_a = fixture.at("max_len_a").get<float>();
-    o.max_len_b = fixture.at("max_len_b").get<int>();
-    o.min_len_b = fixture.at("min_len_b").get<int>();
     const std::vector<Hypothesis> greedy = greedy_search(model, src, o);
     best_of[{1, o.alpha}].clear();
     for (size_t s = 0; s < sources.size(); ++s) {

@@ -31,17 +31,13 @@ using testing::Tokens;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-ModelConfig config(int vocab) {
-  ModelConfig c;
-  c.layers = 2;
-  c.d_model = 16;
-  c.d_ff = 24;
-  c.heads = 2;
-  c.d_k = 4;
-  c.d_v = 4;
-  c.vocab_size = vocab;
-  c.max_positions = 64;
-  return c;
+// Options that make every output exactly `length` tokens long.
+SearchOptions exact_length(int length) {
+  SearchOptions o;
+  o.max_len_a = 0.0f;
+  o.max_len_b = length;
+  o.min_len_b = length;
+  return o;
 }
 
 // A random model whose distributions are peaked as a trained model's are: its shared embedding
@@ -134,7 +130,7 @@ const std::vector<Tokens> kSources = {{5, 9, 13, 7, 2}, {8, 11, 2}, {4, 6, 6, 10
 // prefix too, each token's score that of the full pass.
 TEST(DecodingControls, APrefixRunIsForcedDecodingThenSearch) {
   for (const uint64_t seed : {1, 2}) {
-    Transformer model(config(23));
+    Transformer model(testing::small_random_config(23));
     testing::init_untrained(model, seed);
     const std::vector<SentenceControls> controls = {{{7, 9}, 0}, {{}, 1}, {{4, 4, 12}, 2}};
     SearchOptions o;
@@ -200,7 +196,7 @@ SearchOptions exhaustive_options(int beam, double alpha) {
 TEST(DecodingControls, AWideBeamFindsTheBestAllowedOutput) {
   int cases = 0, blocked_winners = 0;
   for (const uint64_t seed : {3, 4, 5}) {
-    Transformer model(config(kSmallVocab));
+    Transformer model(testing::small_random_config(kSmallVocab));
     testing::init_untrained(model, seed);
     sharpen(model, 3.0f);
     Transformer* const one[] = {&model};
@@ -247,7 +243,7 @@ bool holds(const Tokens& t, const Tokens& phrase) {
 TEST(DecodingControls, ConstrainedSearchFindsTheBestOutputHoldingTheConstraints) {
   int cases = 0, moved = 0;
   for (const uint64_t seed : {3, 4}) {
-    Transformer model(config(kSmallVocab));
+    Transformer model(testing::small_random_config(kSmallVocab));
     testing::init_untrained(model, seed);
     sharpen(model, 3.0f);
     Transformer* const one[] = {&model};
@@ -296,7 +292,7 @@ TEST(DecodingControls, ConstrainedSearchFindsTheBestOutputHoldingTheConstraints)
 // constraints is searched as it would be alone, and one whose phrases cannot fit the length
 // limit gets no hypothesis.
 TEST(DecodingControls, ConstraintsInABatch) {
-  Transformer model(config(512));
+  Transformer model(testing::small_random_config(512));
   testing::init_untrained(model, 15);
   SearchOptions o;
   o.max_len_a = 0.0f;
@@ -320,12 +316,9 @@ TEST(DecodingControls, ConstraintsInABatch) {
 
 // Greedy search with CTRL's penalty equals the reference's, which penalises the full pass's logits.
 TEST(DecodingControls, TheRepetitionPenaltyActsOnTheLogits) {
-  Transformer model(config(23));
+  Transformer model(testing::small_random_config(23));
   testing::init_untrained(model, 10);
-  SearchOptions o;
-  o.max_len_a = 0.0f;
-  o.max_len_b = 12;
-  o.min_len_b = 12;  // long outputs, so that tokens repeat
+  SearchOptions o = exact_length(12);  // long outputs, so that tokens repeat
   o.repetition_penalty = 1.7f;
   const auto found = greedy_search(model, batch_of(kSources), o);
   int repeats_without = 0;
@@ -341,12 +334,9 @@ TEST(DecodingControls, TheRepetitionPenaltyActsOnTheLogits) {
 
 // No output repeats an n-gram, whatever the search, on long outputs of a real vocabulary size.
 TEST(DecodingControls, NoOutputRepeatsABlockedNgram) {
-  Transformer model(config(512));
+  Transformer model(testing::small_random_config(512));
   testing::init_untrained(model, 11);
-  SearchOptions o;
-  o.max_len_a = 0.0f;
-  o.max_len_b = 40;
-  o.min_len_b = 40;
+  const SearchOptions o = exact_length(40);
   int repeated_without = 0;
   for (const int n : {1, 2, 3}) {
     for (const char* how : {"greedy", "beam", "sampling"}) {
@@ -375,7 +365,7 @@ TEST(DecodingControls, NoOutputRepeatsABlockedNgram) {
 // Alternatives are the k most probable tokens after the prefix, in order, each completed as
 // greedy search from the prefix and that token completes it.
 TEST(DecodingControls, AlternativesAreTheTopKOfTheStepEachCompletedGreedily) {
-  Transformer model(config(23));
+  Transformer model(testing::small_random_config(23));
   testing::init_untrained(model, 12);
   const std::vector<SentenceControls> controls = {{{7}, 0}, {{}, 1}, {{4, 4}, 2}};
   SearchOptions o;
@@ -441,7 +431,7 @@ std::vector<double> sampling_distribution(std::vector<double> row, const SearchO
 // significance level (so a correct sampler fails one run in a thousand; the draws are seeded, so
 // a given build passes or fails every time), and no token outside the kept ones is ever drawn.
 TEST(DecodingControls, SamplesFollowTheAdjustedDistribution) {
-  Transformer model(config(23));
+  Transformer model(testing::small_random_config(23));
   testing::init_untrained(model, 13);
   const Tokens src = kSources[0];
   const std::vector<double> row = log_softmax(full_logits(model, src, {}));
@@ -492,7 +482,7 @@ TEST(DecodingControls, SamplesFollowTheAdjustedDistribution) {
 // another order, on one thread or two; another seed gives others.
 TEST(DecodingControls, TheSameSeedGivesTheSameSamplesInAnyBatch) {
   testing::ThreadCountGuard guard;
-  Transformer model(config(512));
+  Transformer model(testing::small_random_config(512));
   testing::init_untrained(model, 14);
   Transformer* const one[] = {&model};
   SearchOptions o;
