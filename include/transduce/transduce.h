@@ -34,6 +34,10 @@ struct TranslateOptions {
   float max_len_a = 1.0f;  // output length limit: a * source tokens + b
   int max_len_b = 50;
   int64_t batch_tokens = 4000;  // source tokens translated together
+  // A sentence of more subword pieces than max_input_len (0: than the model takes) is refused
+  // (long_input "refuse": translate throws naming it) or cut to them ("truncate").
+  int64_t max_input_len = 0;
+  std::string long_input = "refuse";
 };
 
 struct Translation {
@@ -60,7 +64,7 @@ class TRANSDUCE_API Translator {
   Translator& operator=(Translator&&) noexcept;
 
   // For each sentence, up to options.nbest translations, best first, in input order. A sentence
-  // longer than the model accepts is cut to what it accepts.
+  // over the input limit is refused or cut, as options.long_input says.
   std::vector<std::vector<Translation>> translate(const std::vector<std::string>& sentences,
                                                   const TranslateOptions& options = {});
   // The score of each target as a translation of its source (one model, not an ensemble).

@@ -73,8 +73,7 @@ class PyParser {
                            parse::parse_options(settings_, request));
       parsed = parser.parse(words, 1, [&](const std::string& w) { warnings.push_back(w); });
     }
-    for (const std::string& w : warnings)
-      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    warn_python(warnings);
     std::vector<PyParse> out;
     out.reserve(parsed.size());
     for (parse::ParsedSentence& p : parsed)

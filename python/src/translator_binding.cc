@@ -37,8 +37,9 @@ namespace {
 const std::vector<std::string> kTranslateOptions = {
     "beam",        "alpha",     "nbest",           "max_len_a",          "max_len_b",
     "min_len_a",   "min_len_b", "no_repeat_ngram", "repetition_penalty", "sampling",
-    "temperature", "seed",      "alternatives",    "ensemble_mean"};
-const std::vector<std::string> kScoreOptions = {"alpha"};
+    "temperature", "seed",      "alternatives",    "ensemble_mean",      "max_input_len",
+    "long_input"};
+const std::vector<std::string> kScoreOptions = {"alpha", "max_input_len", "long_input"};
 
 }  // namespace
 
@@ -145,8 +146,7 @@ class PyTranslator {
           target_prefix.value_or(std::vector<std::string>{}),
           constraints.value_or(std::vector<std::vector<std::string>>{}));
     }
-    for (const std::string& w : warnings)
-      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    warn_python(warnings);
     return results(std::move(found), outputs_per_sentence(options.search));
   }
 
@@ -178,22 +178,26 @@ class PyTranslator {
   std::vector<PyPairScore> score(const std::vector<std::string>& sources,
                                  const std::vector<std::string>& targets, int64_t batch_tokens,
                                  const py::kwargs& search) {
-    const float alpha = with_search_kwargs({}, search, kScoreOptions, "score").alpha;
+    const SearchOptions options = with_search_kwargs({}, search, kScoreOptions, "score");
     if (members_.size() > 1)
       fail("score takes one model: this translator is an ensemble of {}", members_.size());
     PiecePairs pairs;
     std::vector<PairScore> scores;
+    std::vector<std::string> warnings;
     {
       py::gil_scoped_release release;
-      pairs = encode_pairs(loaded_.tokenizer(), loaded_.config(), sources, targets,
-                           [](int side, size_t i) {
-                             return fmt::format("{}[{}]", side == 0 ? "sources" : "targets", i);
-                           });
+      pairs = encode_pairs(
+          loaded_.tokenizer(), loaded_.config(), sources, targets,
+          [](int side, size_t i) {
+            return fmt::format("{}[{}]", side == 0 ? "sources" : "targets", i);
+          },
+          options, [&](const std::string& w) { warnings.push_back(w); });
       std::lock_guard<std::mutex> lock(mutex_);
       ScopedOmpThreads omp(threads_);
-      scores =
-          score_pairs(members_.front()->model(), pairs.sources, pairs.targets, alpha, batch_tokens);
+      scores = score_pairs(members_.front()->model(), pairs.sources, pairs.targets, options.alpha,
+                           batch_tokens);
     }
+    warn_python(warnings);
     std::vector<PyPairScore> out;
     for (size_t i = 0; i < scores.size(); ++i) {
       PyPairScore s{scores[i].log_prob, scores[i].score,

@@ -103,6 +103,8 @@ class Translator:
         seed: int = 0,
         alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
+        max_input_len: int = 0,
+        long_input: Literal["refuse", "truncate"] = "refuse",
     ) -> list[Translation]: ...
     @overload
     def translate(
@@ -127,14 +129,17 @@ class Translator:
         seed: int = 0,
         alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
+        max_input_len: int = 0,
+        long_input: Literal["refuse", "truncate"] = "refuse",
     ) -> list[Translation] | list[list[Translation]]:
         """Translates each text: with one output a sentence its best translation, else a list (up
         to nbest best first; with sampling, nbest samples; with alternatives, that many). Beam 1
         is greedy search. target_prefix: a text each translation starts with ("" for none);
         constraints: phrases each translation must hold, a list per text (an empty translation
         with constraints_unmet True, and a UserWarning, where none can). An
-        empty text gives an empty translation; a text longer than the model takes is cut, with a
-        UserWarning."""
+        empty text gives an empty translation. A text of more subword pieces than max_input_len
+        (0: than the model takes) raises transduce.Error naming it ("line N" for texts[N-1]), or
+        with long_input="truncate" is cut to them, with a UserWarning."""
     def translate_pieces(
         self,
         sources: Sequence[Sequence[int]],
@@ -157,6 +162,8 @@ class Translator:
         seed: int = 0,
         alternatives: int = 0,
         ensemble_mean: Literal["prob", "log-prob"] = "prob",
+        max_input_len: int = 0,
+        long_input: Literal["refuse", "truncate"] = "refuse",
     ) -> list[Translation] | list[list[Translation]]:
         """The same for sources (and target prefixes) already in vocabulary ids (without EOS)."""
     def score(
@@ -166,9 +173,12 @@ class Translator:
         *,
         alpha: float = 0.6,
         batch_tokens: int = 2000,
+        max_input_len: int = 0,
+        long_input: Literal["refuse", "truncate"] = "refuse",
     ) -> list[PairScore]:
         """The model's log-probability of each target given its source (transduce
-        score-pairs)."""
+        score-pairs). A source over max_input_len is refused or cut as in translate; a target
+        longer than the model takes is always refused."""
     @property
     def model_dir(self) -> str: ...
     @property

@@ -59,12 +59,16 @@ def trained_settings(model_dir, prof, ranks=1):
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
             wall_seconds, env_notes, threads, decode_only=False, members=None, ranks=1,
-            reranking=None):
+            reranking=None, hold_out=0, back_translation=None):
     config = json.loads((Path(model_dir) / "config.json").read_text())
     return {
         "pair": pair,
         "profile": profile,
         "data": str(data),
+        # Pairs of train held out (their target side alone may have been back-translated), and
+        # the back-translation that was added to training, if any.
+        "hold_out": hold_out,
+        "back_translation": back_translation,
         "commit": git_commit(Path(__file__).resolve().parents[2]),
         "machine": machine(env_notes, threads),
         # The trained model's, which --decode-only cannot change.
@@ -137,6 +141,13 @@ def markdown(r):
                                               f"{t['ema_decay']}" if t.get("ema_decay") else ""),
         f"- the last {t['averaged_checkpoints']} checkpoints averaged",
     ]
+    if r.get("hold_out"):
+        lines.append(f"- the last {r['hold_out']} pairs of train held out of training")
+    bt = r.get("back_translation")
+    if bt:
+        lines.append(f"- {bt['pairs']} back-translated pairs added to training: sources drawn "
+                     f"by `{bt['model']}` ({bt['sampling']}, seed {bt['seed']}) for "
+                     f"`{bt['monolingual']}`")
     ms = r.get("members", {"count": 1})
     if ms["count"] > 1:
         lines.append(f"- {ms['count']} models trained at once (seeds "

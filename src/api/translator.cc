@@ -7,6 +7,7 @@
 #include "core/threads.h"
 #include "decode/forced_score.h"
 #include "decode/loaded_model.h"
+#include "decode/search_options.h"
 #include "decode/translator.h"
 #include "model/precision.h"
 
@@ -54,6 +55,9 @@ std::vector<std::vector<Translation>> Translator::translate(
     o.search.nbest = options.nbest;
     o.search.max_len_a = options.max_len_a;
     o.search.max_len_b = options.max_len_b;
+    apply_search_options(
+        {{"max_input_len", options.max_input_len}, {"long_input", options.long_input}},
+        o.search);  // checked and named as everywhere else
     o.batch_tokens = options.batch_tokens;
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->translator->set_options(o);  // checks them

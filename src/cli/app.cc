@@ -4,6 +4,8 @@
 #include <memory>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/threads.h"
 
@@ -71,6 +73,10 @@ void refuse_renamed_flags(const std::vector<std::string>& args) {
       if (names_command(args, r.command)) fail("{}: {} is now {}", r.command, r.before, r.now);
     }
   }
+}
+
+void print_warning(const std::string& message) {
+  fmt::print(stderr, "transduce: warning: {}\n", message);
 }
 
 }  // namespace transduce::cli

@@ -18,4 +18,7 @@ void add_global_options(CLI::App& app);
 // consistent.
 void refuse_renamed_flags(const std::vector<std::string>& args);
 
+// "transduce: warning: MESSAGE" on standard error: the warning callback commands give the library.
+void print_warning(const std::string& message);
+
 }  // namespace transduce::cli

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 #include "cli/option_flags.h"
@@ -54,9 +55,7 @@ nlohmann::json translate_sources(const AttentionFlags& f) {
     size_t bad = 0;
     if (!valid_utf8(f.sources[i], &bad)) fail("--src {}: invalid UTF-8 at byte {}", i + 1, bad + 1);
   }
-  const auto results = translator.translate(f.sources, 1, [](const std::string& w) {
-    fmt::print(stderr, "transduce: warning: {}\n", w);
-  });
+  const auto results = translator.translate(f.sources, 1, print_warning);
   nlohmann::json sentences = nlohmann::json::array();
   for (size_t i = 0; i < results.size(); ++i) {
     sentences.push_back(attention_file_sentence(static_cast<int64_t>(i) + 1, f.sources[i],

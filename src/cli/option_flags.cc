@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/option_names.h"
 
 namespace transduce::cli {
 
@@ -112,6 +113,14 @@ CLI::Option* add_option_flag(CLI::App& cmd, const OptionInfo& info,
     opt->type_name("FLOAT");
   }
   return opt;
+}
+
+void naming_flags(const std::vector<std::string>& keys, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    fail("{}", name_options(e.what(), keys, flag_of_key));
+  }
 }
 
 }  // namespace transduce::cli

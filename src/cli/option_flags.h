@@ -39,6 +39,10 @@ void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec<Options>>& spe
   }
 }
 
+// Runs `body`; an error that names any of `keys` (library words such as "max_input_len") is
+// rethrown naming their flags ("--max-input-len").
+void naming_flags(const std::vector<std::string>& keys, const std::function<void()>& body);
+
 // The keys of `specs` whose flags were given (on the command line or in a configuration file).
 template <typename Options>
 std::set<std::string> given_options(const CLI::App& cmd,

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/line_stream.h"
 #include "cli/option_flags.h"
@@ -64,9 +65,7 @@ void run_parse(const ParseFlags& f) {
              line_number + static_cast<int64_t>(i), bad + 1);
       batch.push_back(parse::split_words(lines[i]));
     }
-    const auto parsed = parser.parse(batch, line_number, [](const std::string& w) {
-      fmt::print(stderr, "transduce: warning: {}\n", w);
-    });
+    const auto parsed = parser.parse(batch, line_number, print_warning);
     for (size_t i = 0; i < parsed.size(); ++i) {
       const parse::ParsedSentence& p = parsed[i];
       fmt::print(streams.out(), "{}\n", p.tree.children.empty() ? "" : parse::to_string(p.tree));

@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 #include "cli/option_flags.h"
 #include "core/error.h"
 #include "decode/forced_score.h"
+#include "decode/input_limit.h"
 #include "decode/loaded_model.h"
 #include "decode/search_options.h"
 #include "io/atomic_file.h"
@@ -25,7 +27,7 @@ namespace {
 
 struct ScorePairsFlags {
   std::string model_dir, src, tgt, output, compute_type;
-  SearchOptions search;  // its length penalty, as translate's
+  SearchOptions search;  // its length penalty and input limit, as translate's
   int64_t batch_tokens = 2000;
   bool tokens = false, json = false;
 };
@@ -36,7 +38,8 @@ void run_score_pairs(const ScorePairsFlags& f) {
   const Tokenizer& tok = loaded.tokenizer();
   const PiecePairs pairs = encode_pairs(
       tok, loaded.config(), text.src, text.tgt,
-      [&](int side, size_t i) { return fmt::format("{}:{}", side == 0 ? f.src : f.tgt, i + 1); });
+      [&](int side, size_t i) { return fmt::format("{}:{}", side == 0 ? f.src : f.tgt, i + 1); },
+      f.search, print_warning);
   const std::vector<std::vector<int32_t>>& targets = pairs.targets;
   const std::vector<PairScore> scores =
       score_pairs(loaded.model(), pairs.sources, targets, f.search.alpha, f.batch_tokens);
@@ -86,13 +89,14 @@ void register_score_pairs(CLI::App& app) {
   cmd->add_option("--tgt", f->tgt, "their translations, one a line")->required();
   cmd->add_option("-o,--output", f->output, "write this file instead of stdout");
   add_compute_type(*cmd, f->compute_type);
-  add_option_flags(*cmd, search_option_specs(), f->search, {"alpha"});
+  add_option_flags(*cmd, search_option_specs(), f->search,
+                   {"alpha", "max_input_len", "long_input"});
   cmd->add_option("--batch-tokens", f->batch_tokens, "tokens per batch")->capture_default_str();
   cmd->add_flag("--tokens", f->tokens,
                 "add a third field: each target token's log-probability, then EOS's");
   cmd->add_flag("--json", f->json,
                 "a JSON object per pair: log_prob, score, pieces (EOS last), token_log_probs");
-  cmd->callback([f] { run_score_pairs(*f); });
+  cmd->callback([f] { naming_flags(kInputLimitKeys, [&] { run_score_pairs(*f); }); });
 }
 
 }  // namespace transduce::cli

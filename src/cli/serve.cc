@@ -177,7 +177,7 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   // The defaults of requests that give none.
   add_option_flags(*cmd, search_option_specs(), s.defaults.search,
-                   {"beam", "alpha", "max_len_a", "max_len_b", "nbest"});
+                   {"beam", "alpha", "max_len_a", "max_len_b", "nbest", "long_input"});
   cmd->callback([f] { run_serve(*f); });
 }
 

@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/line_stream.h"
 #include "cli/model_flags.h"
 #include "cli/option_flags.h"
 #include "core/error.h"
 #include "core/utf8.h"
+#include "decode/input_limit.h"
 #include "decode/loaded_model.h"
 #include "decode/search_options.h"
 #include "decode/translator.h"
@@ -149,10 +151,8 @@ void run_translate(const TranslateFlags& f) {
           if (tab != std::string::npos) line.resize(tab);
         }
       }
-      const auto results = translator.translate(
-          lines, line_number,
-          [](const std::string& w) { fmt::print(stderr, "transduce: warning: {}\n", w); }, prefixes,
-          constraints);
+      const auto results =
+          translator.translate(lines, line_number, print_warning, prefixes, constraints);
       for (size_t i = 0; i < results.size(); ++i) {
         const int64_t line = line_number + static_cast<int64_t>(i);
         if (json_lines) {
@@ -231,7 +231,7 @@ void register_translate(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--chunk-lines", f->chunk_lines,
                   "most lines translated together when input arrives faster (default: a batch)");
-  cmd->callback([f] { run_translate(*f); });
+  cmd->callback([f] { naming_flags(kInputLimitKeys, [&] { run_translate(*f); }); });
 }
 
 }  // namespace transduce::cli

@@ -5,6 +5,7 @@
 
 #include "core/arena.h"
 #include "core/error.h"
+#include "decode/input_limit.h"
 #include "decode/search.h"
 #include "ops/ops.h"
 #include "text/special_ids.h"
@@ -14,7 +15,9 @@ namespace transduce {
 PiecePairs encode_pairs(const Tokenizer& tokenizer, const ModelConfig& config,
                         const std::vector<std::string>& sources,
                         const std::vector<std::string>& targets,
-                        const std::function<std::string(int side, size_t index)>& where) {
+                        const std::function<std::string(int side, size_t index)>& where,
+                        const SearchOptions& input,
+                        const std::function<void(const std::string&)>& warn) {
   if (sources.size() != targets.size())
     fail("{} sources and {} targets: scoring needs one target per source", sources.size(),
          targets.size());
@@ -22,12 +25,12 @@ PiecePairs encode_pairs(const Tokenizer& tokenizer, const ModelConfig& config,
   PiecePairs out;
   for (size_t i = 0; i < sources.size(); ++i) {
     out.sources.push_back(tokenizer.encode(sources[i]));
+    hold_to_input_limit(out.sources.back(), input, limit, where(0, i), warn);
     out.targets.push_back(tokenizer.encode(targets[i]));
-    for (int side = 0; side < 2; ++side) {
-      const size_t pieces = (side == 0 ? out.sources : out.targets).back().size();
-      if (static_cast<int64_t>(pieces) > limit)
-        fail("{}: {} pieces, more than the model's {}", where(side, i), pieces, limit);
-    }
+    const size_t pieces = out.targets.back().size();
+    if (static_cast<int64_t>(pieces) > limit)
+      fail("{}: {} subword pieces, more than {} (the model takes; a target is never cut)",
+           where(1, i), pieces, limit);
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/search.h"
 #include "model/transformer.h"
 #include "text/tokenizer.h"
 
@@ -28,15 +29,19 @@ std::vector<PairScore> score_pairs(Transformer& model,
                                    const std::vector<std::vector<int32_t>>& targets, float alpha,
                                    int64_t batch_tokens = 2000);
 
-// Pairs of text in pieces for score_pairs. A side longer than the model accepts is refused, not
-// cut (the scores of a cut sentence would be of another sentence): one line naming it by
-// `where(side, index)` (side 0 the source, 1 the target; "FILE:LINE", "targets[3]").
+// Pairs of text in pieces for score_pairs, named by `where(side, index)` (side 0 the source, 1
+// the target; "FILE:LINE", "targets[3]"). A source over the input limit of `input`
+// (max_input_len, long_input: decode/input_limit.h) is refused or cut (with a warning through
+// `warn`); a target longer than the model accepts is always refused, never cut: the score of a
+// cut target would be another sentence's.
 struct PiecePairs {
   std::vector<std::vector<int32_t>> sources, targets;
 };
 PiecePairs encode_pairs(const Tokenizer& tokenizer, const ModelConfig& config,
                         const std::vector<std::string>& sources,
                         const std::vector<std::string>& targets,
-                        const std::function<std::string(int side, size_t index)>& where);
+                        const std::function<std::string(int side, size_t index)>& where,
+                        const SearchOptions& input = {},
+                        const std::function<void(const std::string&)>& warn = nullptr);
 
 }  // namespace transduce

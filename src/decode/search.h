@@ -28,6 +28,9 @@ struct Sampling {
   bool on() const { return kind != Kind::kNone; }
 };
 
+// What becomes of a source longer than SearchOptions::max_input_len.
+enum class LongInput { kRefuse, kTruncate };
+
 struct SearchOptions {
   int beam = 4;
   float alpha = 0.6f;
@@ -54,6 +57,11 @@ struct SearchOptions {
   // first token's probability (CTranslate2's return_alternatives). The beam is not used.
   int alternatives = 0;
   EnsembleMean ensemble = EnsembleMean::kProbabilities;  // several models only
+  // A source of more subword pieces than max_input_len (0: than the model takes) is refused or
+  // cut to it, as long_input says. Held where text becomes pieces (decode/input_limit.h: the
+  // translator, score-pairs, the service); the search itself is given sources that fit.
+  int64_t max_input_len = 0;
+  LongInput long_input = LongInput::kRefuse;
   // Called on each hypothesis's log-probabilities over the vocabulary before a choice is made, to
   // ban (-inf) or force tokens: (sentence index in the batch, the hypothesis's tokens so far, whose
   // count is the step, row of V log-probabilities). A search works on a step's sentences in

@@ -26,6 +26,16 @@ std::optional<EnsembleMean> ensemble_mean_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view long_input_name(LongInput l) {
+  return l == LongInput::kRefuse ? "refuse" : "truncate";
+}
+
+std::optional<LongInput> long_input_from_name(std::string_view name) {
+  if (name == "refuse") return LongInput::kRefuse;
+  if (name == "truncate") return LongInput::kTruncate;
+  return std::nullopt;
+}
+
 // "none", "topk:K" or "topp:P".
 std::string sampling_name(const Sampling& s) {
   switch (s.kind) {
@@ -124,6 +134,15 @@ std::vector<SearchOptionSpec> make_specs() {
                 "log-probabilities (log-prob, OpenNMT-py's)",
                 field(&O::ensemble), {"prob", "log-prob"}, ensemble_mean_name,
                 ensemble_mean_from_name),
+      number<O>("max_input_len",
+                "the most subword pieces a source may have (0: as many as the model takes); a "
+                "longer one is refused or cut, as long_input says",
+                &O::max_input_len, at_least(0)),
+      choice<O>("long_input",
+                "a source longer than max_input_len: refuse (an error naming it) or truncate "
+                "(cut to max_input_len pieces, with a warning)",
+                field(&O::long_input), {"refuse", "truncate"}, long_input_name,
+                long_input_from_name),
   };
 }
 

@@ -17,7 +17,7 @@ namespace transduce {
 using SearchOptionSpec = OptionSpec<SearchOptions>;
 
 // beam, alpha, max_len_a/b, min_len_a/b, nbest, no_repeat_ngram, repetition_penalty, sampling,
-// temperature, seed, alternatives, ensemble_mean.
+// temperature, seed, alternatives, ensemble_mean, max_input_len, long_input.
 const std::vector<SearchOptionSpec>& search_option_specs();
 
 // How many outputs each sentence gets: `alternatives` when above 0, else nbest (beam search's

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "decode/input_limit.h"
 #include "text/special_ids.h"
 
 namespace transduce {
@@ -73,13 +74,8 @@ std::vector<std::vector<Translation>> Translator::translate(
         if (!blank(phrase)) controls[i].constraints.push_back(tokenizer_.encode(phrase));
     if (blank(lines[i])) continue;
     sources[i] = tokenizer_.encode(lines[i]);
-    if (static_cast<int64_t>(sources[i].size()) > source_limit()) {
-      if (warn)
-        warn(fmt::format("line {}: {} tokens, more than the model's {}; cut to fit",
-                         first_line + static_cast<int64_t>(i), sources[i].size() + 1,
-                         source_limit() + 1));
-      sources[i].resize(static_cast<size_t>(source_limit()));
-    }
+    hold_to_input_limit(sources[i], options_.search, source_limit(),
+                        fmt::format("line {}", first_line + static_cast<int64_t>(i)), warn);
   }
   std::vector<std::vector<Translation>> out = translate_pieces(sources, options_, controls);
   for (size_t i = 0; i < out.size() && warn; ++i)
@@ -153,8 +149,18 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
     const std::vector<std::vector<int32_t>>& pieces, const TranslateOptions& options,
     std::span<const SentenceControls> controls) {
   check_options(options);
+  // Sources over the input limit refused or cut (a copy, made only when one is over).
+  const int64_t limit = input_limit(options.search, source_limit());
+  std::vector<std::vector<int32_t>> held;
+  if (std::any_of(pieces.begin(), pieces.end(),
+                  [&](const auto& p) { return static_cast<int64_t>(p.size()) > limit; })) {
+    held = pieces;
+    for (size_t i = 0; i < held.size(); ++i)
+      hold_to_input_limit(held[i], options.search, source_limit(), fmt::format("sources[{}]", i));
+  }
+  const std::vector<std::vector<int32_t>>& sources = held.empty() ? pieces : held;
   std::vector<std::vector<Hypothesis>> found =
-      search_sources(models_, pieces, options.search, options.batch_tokens,
+      search_sources(models_, sources, options.search, options.batch_tokens,
                      std::span<SearchArenas>(arenas_.get(), models_.size()), controls);
   std::vector<std::vector<Translation>> out(found.size());
   for (size_t i = 0; i < found.size(); ++i) {
@@ -176,7 +182,7 @@ std::vector<std::vector<Translation>> Translator::translate_pieces(
       t.token_log_probs = std::move(h.token_log_probs);
       const bool best = out[i].empty();
       if ((options.attention && best) || options.alignment) {
-        std::vector<int32_t> source = pieces[i];
+        std::vector<int32_t> source = sources[i];
         source.push_back(kEosId);
         AttentionMaps maps = attention_maps(*models_.front(), source, t.tokens);
         if (options.alignment) t.alignment = word_alignment(maps, tokenizer_);

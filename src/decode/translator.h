@@ -66,8 +66,9 @@ class Translator {
              TranslateOptions options);
 
   // Translates `lines`; for each, up to nbest translations, best first. An empty (or blank)
-  // line gives one empty translation without touching the model. A line longer than the model
-  // accepts is cut, with a warning through `warn` naming its line number (first_line + index).
+  // line gives one empty translation without touching the model. A line over the input limit
+  // (decode/input_limit.h) is refused naming its line number (first_line + index), or cut with a
+  // warning through `warn`.
   // `prefixes`: none, or one per line (blank: none), text each translation starts with;
   // `constraints`: none, or one list of phrases per line that every translation must hold (a
   // line none of whose outputs can hold them gets a warning and an empty translation). Line
@@ -78,7 +79,7 @@ class Translator {
       const std::vector<std::string>& prefixes = {},
       const std::vector<std::vector<std::string>>& constraints = {});
   // The same for sentences already in pieces (without EOS), with other options: an empty one
-  // gives one empty translation. Each must fit the model (source_limit() pieces at most). A
+  // gives one empty translation; one over the input limit is refused as "sources[i]", or cut. A
   // constraint in options.search gets the index of the sentence in `sources`.
   std::vector<std::vector<Translation>> translate_pieces(
       const std::vector<std::vector<int32_t>>& sources, const TranslateOptions& options,

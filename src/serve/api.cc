@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/error.h"
 #include "decode/attention_maps.h"
+#include "decode/input_limit.h"
 #include "decode/search.h"
 #include "decode/search_options.h"
 #include "text/tokenizer.h"
@@ -192,6 +194,10 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
       narrowed.max = limits.max_beam;
       limit = "max_beam";
     }
+    if (spec.key == "max_input_len") {
+      narrowed.max = static_cast<double>(limits.max_sentence_tokens);
+      limit = "max_sentence_tokens";
+    }
     if (v.is_number()) {
       if (const std::optional<std::string> problem = narrowed.range_problem(v.get<double>())) {
         throw ApiError(400, fmt::format("\"{}\" {}, got {}", spec.key, *problem, v.dump()), limit,
@@ -221,22 +227,35 @@ TranslateRequest parse_translate_request(const std::string& body, const Tokenize
   }
 
   // Splitting a sentence into pieces costs time and memory in its length (1 s and 250 MB for a
-  // megabyte), so one too long to fit max_sentence_tokens pieces is refused before that.
+  // megabyte), so one too long to fit max_sentence_tokens pieces is refused, or cut, before that.
   const int64_t max_bytes = max_sentence_bytes(limits);
+  const int64_t ceiling = limits.max_sentence_tokens;
+  const bool truncate = s.long_input == LongInput::kTruncate;
   for (size_t i = 0; i < r.text.size(); ++i) {
-    if (static_cast<int64_t>(r.text[i].size()) > max_bytes)
-      throw ApiError(
-          400,
-          fmt::format("\"text\"[{}] is {} bytes long; this server takes at most {} "
-                      "({} bytes for each of max_sentence_tokens {})",
-                      i, r.text[i].size(), max_bytes, kBytesPerToken, limits.max_sentence_tokens),
-          "max_sentence_tokens", limits.max_sentence_tokens);
-    std::vector<int32_t> ids = tokenizer.encode(r.text[i]);
-    if (static_cast<int64_t>(ids.size()) > limits.max_sentence_tokens)
-      throw ApiError(400,
-                     fmt::format("\"text\"[{}] has {} subword tokens; this server takes at most {}",
-                                 i, ids.size(), limits.max_sentence_tokens),
-                     "max_sentence_tokens", limits.max_sentence_tokens);
+    std::string_view text = r.text[i];
+    if (static_cast<int64_t>(text.size()) > max_bytes) {
+      if (!truncate)
+        throw ApiError(
+            400,
+            fmt::format("\"text\"[{}] is {} bytes long; this server takes at most {} "
+                        "({} bytes for each of max_sentence_tokens {}; long_input truncate would "
+                        "cut it)",
+                        i, text.size(), max_bytes, kBytesPerToken, limits.max_sentence_tokens),
+            "max_sentence_tokens", limits.max_sentence_tokens);
+      // Cut at the start of a character (the text is valid UTF-8).
+      size_t end = static_cast<size_t>(max_bytes);
+      while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      text = text.substr(0, end);
+    }
+    std::vector<int32_t> ids = tokenizer.encode(text);
+    try {
+      hold_to_input_limit(ids, s, ceiling, fmt::format("\"text\"[{}]", i), nullptr,
+                          "this server takes");
+    } catch (const Error& e) {
+      const bool own = input_limit_is_max_input_len(s, ceiling);
+      throw ApiError(400, e.what(), own ? "max_input_len" : "max_sentence_tokens",
+                     input_limit(s, ceiling));
+    }
     r.sources.push_back(std::move(ids));
     // Measured in bytes before it is split, as the text is.
     const auto too_long = [&] {

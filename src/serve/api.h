@@ -58,15 +58,17 @@ struct TranslateRequest {
 inline const std::vector<std::string> kRequestSearchOptions = {
     "beam",        "alpha", "max_len_a",       "max_len_b",          "min_len_a",
     "min_len_b",   "nbest", "no_repeat_ngram", "repetition_penalty", "sampling",
-    "temperature", "seed",  "alternatives"};
+    "temperature", "seed",  "alternatives",    "max_input_len",      "long_input"};
 bool is_request_search_option(std::string_view key);
 
 // Reads {"text": "..." | ["...", ...], "target_prefix": "..." | ["...", ...], "beam": 4,
 // "alpha": 0.6, "nbest": 1, "attention": false, "alignment": false} and the other search options of
 // kRequestSearchOptions (only "text" is required; a prefix for each text, "" for none). The rows
-// a sentence costs (the beam, samples, alternatives) are at most max_beam. Malformed JSON,
-// a field of the wrong type or value, or an unknown field is a 400; too many sentences a 413; a
-// sentence of more pieces than the limit, or of more bytes than max_sentence_bytes, a 400.
+// a sentence costs (the beam, samples, alternatives) are at most max_beam, max_input_len at most
+// max_sentence_tokens. Malformed JSON, a field of the wrong type or value, or an unknown field
+// is a 400; too many sentences a 413. A sentence over the input limit (max_input_len, else
+// max_sentence_tokens) is a 400 or, with long_input truncate, cut to it (one of more bytes than
+// max_sentence_bytes is cut to them first, at a character's start).
 TranslateRequest parse_translate_request(const std::string& body, const Tokenizer& tokenizer,
                                          const ServiceLimits& limits,
                                          const TranslateOptions& defaults);

@@ -10,7 +10,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Requests may share a batch when the search treats them alike (the batch size aside): every
-// declared search option equal.
+// declared search option equal, the input limit too (the batch is held to the first request's).
 bool mergeable(const TranslateOptions& a, const TranslateOptions& b) {
   static const std::vector<std::string> keys = option_keys(search_option_specs());
   return search_options_json(a.search, keys) == search_options_json(b.search, keys) &&

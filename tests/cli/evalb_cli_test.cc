@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::CommandResult;
+using testing::lines_of;
 
 // Five sentences: a word mismatch (error), a perfect parse, a tree with nothing but a period
 // (skipped), a doubled gold NP the test has once (3 of 4), and a test with NP three times and VP
@@ -89,13 +90,6 @@ class EvalbCommand : public ::testing::Test {
 
   fs::path dir_;
 };
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 TEST_F(EvalbCommand, PrintsTheSummaryAndWarnsAboutSentencesLeftOut) {
   const CommandResult r = run("evalb --gold " + path("gold.txt") + " < " + path("pred.txt"));

@@ -15,6 +15,7 @@
 #include "parse/tree.h"
 #include "parse/tree_data.h"
 #include "parse/tree_vocab.h"
+#include "support/file_text.h"
 #include "support/random_model.h"
 #include "support/random_parser.h"
 #include "support/run_command.h"
@@ -24,15 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::lines_of;
 using testing::run_shell;
 using testing::run_transduce;
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

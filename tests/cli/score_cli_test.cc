@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/file_text.h"
 #include "support/run_command.h"
 
 namespace transduce {
@@ -20,6 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::CommandResult;
+using testing::lines_of;
 
 class ScoreCommand : public ::testing::Test {
  protected:
@@ -45,18 +47,6 @@ class ScoreCommand : public ::testing::Test {
 
   fs::path dir_;
 };
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < s.size()) {
-    const size_t nl = s.find('\n', start);
-    out.push_back(s.substr(start, nl - start));
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return out;
-}
 
 TEST_F(ScoreCommand, PrintsBleuChrfAndSignatures) {
   const CommandResult r = run("score --ref " + path("ref1.txt") + " --ref " + path("ref2.txt") +

@@ -14,6 +14,7 @@
 
 #include "decode/forced_score.h"
 #include "decode/loaded_model.h"
+#include "support/file_text.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 using testing::CommandResult;
 using testing::expect_one_line_error;
+using testing::lines_of;
 using testing::run_transduce;
 
 class ScorePairsCommand : public ::testing::Test {
@@ -39,12 +41,6 @@ class ScorePairsCommand : public ::testing::Test {
   static std::string work() { return dir_->path(); }
   static std::string pairs() {
     return "-m " + dir_->model() + " --src " + work() + "/pairs.src --tgt " + work() + "/pairs.tgt";
-  }
-  static std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
   }
   static std::vector<std::string> fields(const std::string& line) {
     std::vector<std::string> out;
@@ -121,6 +117,42 @@ TEST_F(ScorePairsCommand, BadInputIsOneLine) {
   expect_one_line_error(run_transduce("score-pairs -m " + dir_->model() + " --src " + work() +
                                       "/long.src --tgt " + work() + "/long.tgt"),
                         "long.tgt:2:");
+  // A long source is refused too, naming --long-input; a long target is refused even with it.
+  expect_one_line_error(run_transduce("score-pairs -m " + dir_->model() + " --src " + work() +
+                                      "/long.tgt --tgt " + work() + "/long.src"),
+                        "long.tgt:2:");
+  expect_one_line_error(
+      run_transduce("score-pairs -m " + dir_->model() + " --long-input truncate --src " + work() +
+                    "/long.src --tgt " + work() + "/long.tgt"),
+      "a target is never cut");
+}
+
+// --max-input-len with --long-input truncate scores a source's first pieces: two sources sharing
+// them score the same against one target, where whole they do not; refused without it.
+TEST_F(ScorePairsCommand, LongSourcesAreRefusedOrCut) {
+  {
+    std::ofstream src(work() + "/two.src"), tgt(work() + "/two.tgt");
+    src << "the cat sat on a mat\nthe cat sat under the red tree\n";
+    tgt << "a dog\na dog\n";
+  }
+  const std::string base = "score-pairs -m " + dir_->model() + " --src " + work() +
+                           "/two.src --tgt " + work() + "/two.tgt ";
+  const CommandResult whole = run_transduce(base, false);
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  const std::vector<std::string> w = lines_of(whole.out);
+  ASSERT_EQ(w.size(), 2u) << whole.out;
+  EXPECT_NE(w[0], w[1]);
+  const CommandResult cut = run_transduce(base + "--max-input-len 2 --long-input truncate");
+  ASSERT_EQ(cut.status, 0) << cut.out;
+  EXPECT_NE(cut.out.find("transduce: warning: " + work() + "/two.src:1: "), std::string::npos)
+      << cut.out;
+  EXPECT_NE(cut.out.find("subword pieces, cut to the first 2"), std::string::npos) << cut.out;
+  const CommandResult scores =
+      run_transduce(base + "--max-input-len 2 --long-input truncate", false);
+  const std::vector<std::string> c = lines_of(scores.out);
+  ASSERT_EQ(c.size(), 2u) << scores.out;
+  EXPECT_EQ(c[0], c[1]);
+  expect_one_line_error(run_transduce(base + "--max-input-len 2"), "two.src:1: ");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.h"
+#include "support/file_text.h"
 #include "support/random_model.h"
 #include "support/run_command.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::lines_of;
 using testing::run_transduce;
 
 // Ten short words; a 45-piece vocabulary holds most of them as one piece.
@@ -44,13 +46,6 @@ std::vector<std::string> sentences(int n, uint64_t seed) {
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
   std::ofstream f(path);
   for (const std::string& l : lines) f << l << "\n";
-}
-
-std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
 }
 
 // Trains the copy model into `dir_` (the slow part of the test).
@@ -85,7 +80,7 @@ void ACopyModelCopiesHeldOutSentences(const std::string& dir_) {
         run_transduce("translate -m " + dir_ + "/model " + search + " < " + dir_ + "/test.src",
                       /*merge_stderr=*/false);
     ASSERT_EQ(r.status, 0);
-    const std::vector<std::string> out = split_lines(r.out);
+    const std::vector<std::string> out = lines_of(r.out);
     ASSERT_EQ(out.size(), held_out.size()) << search;
     int copied = 0;
     std::string missed;
@@ -102,7 +97,7 @@ void ACopyModelCopiesHeldOutSentences(const std::string& dir_) {
       run_transduce("translate -m " + dir_ + "/model --alignment < " + dir_ + "/test.src",
                     /*merge_stderr=*/false);
   ASSERT_EQ(r.status, 0);
-  const std::vector<std::string> out = split_lines(r.out);
+  const std::vector<std::string> out = lines_of(r.out);
   ASSERT_EQ(out.size(), held_out.size());
   int pairs = 0, diagonal = 0;
   for (const std::string& line : out) {
@@ -132,7 +127,7 @@ class TranslateInput : public ::testing::Test {
     CommandResult r =
         run_transduce("translate -m " + model_ + " " + search + " < " + work_ + "/one.src", false);
     EXPECT_EQ(r.status, 0);
-    const std::vector<std::string> out = split_lines(r.out);
+    const std::vector<std::string> out = lines_of(r.out);
     EXPECT_EQ(out.size(), 1u) << r.out;
     return out.empty() ? "<no output>" : out[0];
   }
@@ -143,7 +138,7 @@ TEST_F(TranslateInput, EmptyLinesStayAndOrderIsKept) {
   CommandResult r = run_transduce(
       "translate -m " + model_ + " --batch-tokens 8 < " + work_ + "/mixed.src", false);
   ASSERT_EQ(r.status, 0);
-  const std::vector<std::string> out = split_lines(r.out);
+  const std::vector<std::string> out = lines_of(r.out);
   ASSERT_EQ(out.size(), 5u) << r.out;
   EXPECT_EQ(out[0], translate_alone("cat dog sun"));
   EXPECT_EQ(out[1], "");
@@ -157,7 +152,7 @@ TEST_F(TranslateInput, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
   CommandResult r = run_transduce(
       "translate -m " + model_ + " --beam 3 --nbest 2 --input " + work_ + "/mixed.src", false);
   ASSERT_EQ(r.status, 0);
-  const std::vector<std::string> out = split_lines(r.out);
+  const std::vector<std::string> out = lines_of(r.out);
   // Two hypotheses for each sentence, numbered by input line (from 0), the best first.
   std::vector<std::string> first, third;
   for (const std::string& l : out) {
@@ -170,16 +165,50 @@ TEST_F(TranslateInput, NBestListsScoresAndTooLongLinesAreCutWithAWarning) {
       << r.out;
   EXPECT_EQ(third[0].rfind("2 ||| " + translate_alone("owl", "--beam 3") + " ||| -", 0), 0u)
       << r.out;
-  // The model has 128 positions: a line of 1,100 words is cut, with a warning naming it.
+}
+
+// A line over the input limit (--max-input-len, else the model's 127 pieces) is refused in one
+// line naming it and the flags, or with --long-input truncate cut to its first pieces with a
+// warning: two lines that share those pieces then get the same translation.
+TEST_F(TranslateInput, LongLinesAreRefusedOrCut) {
   std::string line;
   for (int i = 0; i < 1100; ++i) {
     line += kWords[i % 10];
     line += ' ';
   }
   write_lines(work_ + "/long.src", {"cat", line});
-  r = run_transduce("translate -m " + model_ + " < " + work_ + "/long.src");
+  const std::string base = "translate -m " + model_ + " --beam 2 ";
+  CommandResult r = run_transduce(base + "< " + work_ + "/long.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("line 2: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("subword pieces; the model takes at most 127 (--long-input truncate "
+                       "would cut it)"),
+            std::string::npos)
+      << r.out;
+  r = run_transduce(base + "--long-input truncate < " + work_ + "/long.src");
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("warning: line 2:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: line 2: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("subword pieces, cut to the first 127"), std::string::npos) << r.out;
+
+  write_lines(work_ + "/pair.src", {"cat dog sun owl fig map", "cat dog sun owl pen red cup"});
+  r = run_transduce(base + "--max-input-len 3 < " + work_ + "/pair.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("line 1: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than --max-input-len 3 (--long-input truncate would cut it)"),
+            std::string::npos)
+      << r.out;
+  r = run_transduce(base + "--max-input-len 3 --long-input truncate < " + work_ + "/pair.src");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<std::string> out;
+  for (const std::string& l : lines_of(r.out))
+    if (l.rfind("transduce: warning: ", 0) != 0) out.push_back(l);
+  ASSERT_EQ(out.size(), 2u) << r.out;
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_EQ(out[0], translate_alone("cat dog sun owl fig map",
+                                    "--beam 2 --max-input-len 3 --long-input truncate"));
+  r = run_transduce(base + "--long-input cut < " + work_ + "/pair.src");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--long-input"), std::string::npos) << r.out;
 }
 
 // Prefixes from a file (a line for each input line, empty for none) or after a tab in the input
@@ -193,7 +222,7 @@ TEST_F(TranslateInput, PrefixesFromAFileOrAfterATabAndJsonOutput) {
   CommandResult file =
       run_transduce(base + "--prefix " + work_ + "/p.prefix < " + work_ + "/p.src");
   ASSERT_EQ(file.status, 0) << file.out;
-  const std::vector<std::string> out = split_lines(file.out);
+  const std::vector<std::string> out = lines_of(file.out);
   ASSERT_EQ(out.size(), 4u) << file.out;
   EXPECT_EQ(out[0].rfind("red dog", 0), 0u) << out[0];
   EXPECT_EQ(out[1], translate_alone("owl", "--beam 2"));
@@ -205,7 +234,7 @@ TEST_F(TranslateInput, PrefixesFromAFileOrAfterATabAndJsonOutput) {
   CommandResult json_out = run_transduce(base + "--output-format json --prefix " + work_ +
                                          "/p.prefix < " + work_ + "/p.src");
   ASSERT_EQ(json_out.status, 0) << json_out.out;
-  const std::vector<std::string> lines = split_lines(json_out.out);
+  const std::vector<std::string> lines = lines_of(json_out.out);
   ASSERT_EQ(lines.size(), 4u);
   for (size_t i = 0; i < lines.size(); ++i) {
     const nlohmann::json j = nlohmann::json::parse(lines[i]);
@@ -238,7 +267,7 @@ TEST_F(TranslateInput, ConstraintsFromAFile) {
                                     " --max-len-a 0 --max-len-b 6 --constraints " + work_ +
                                     "/c.cons < " + work_ + "/c.src");
     ASSERT_EQ(r.status, 0) << compute << ": " << r.out;
-    const std::vector<std::string> out = split_lines(r.out);
+    const std::vector<std::string> out = lines_of(r.out);
     ASSERT_GE(out.size(), 3u) << r.out;
     const std::string first = out[out.size() - 3];
     EXPECT_NE(first.find("red"), std::string::npos) << compute << ": " << first;
@@ -261,7 +290,7 @@ TEST_F(TranslateInput, AlternativesAndSamplesPrintAsNBestLists) {
     CommandResult r =
         run_transduce("translate -m " + model_ + " " + flags + " < " + work_ + "/a.src", false);
     ASSERT_EQ(r.status, 0) << r.out;
-    const std::vector<std::string> out = split_lines(r.out);
+    const std::vector<std::string> out = lines_of(r.out);
     ASSERT_EQ(out.size(), 6u) << flags << ": " << r.out;
     for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out[i].rfind(i < 3 ? "0 ||| " : "1 ||| ", 0), 0u);
     CommandResult again =
@@ -340,14 +369,14 @@ TEST_F(TranslateInput, SeveralModelsTranslateAsAnEnsemble) {
   const CommandResult twice = run_transduce("translate -m " + model_ + " -m " + model_ + in, false);
   ASSERT_EQ(alone.status, 0) << alone.out;
   ASSERT_EQ(twice.status, 0) << twice.out;
-  EXPECT_EQ(split_lines(alone.out).size(), 6u) << alone.out;
+  EXPECT_EQ(lines_of(alone.out).size(), 6u) << alone.out;
   EXPECT_EQ(twice.out, alone.out);
 
   const std::string other = work_ + "/other";
   testing::write_random_model(dir_.vocab(), other, 2);
   const CommandResult pair = run_transduce("translate -m " + model_ + " -m " + other + in, false);
   ASSERT_EQ(pair.status, 0) << pair.out;
-  EXPECT_EQ(split_lines(pair.out).size(), 6u) << pair.out;
+  EXPECT_EQ(lines_of(pair.out).size(), 6u) << pair.out;
 
   // Another vocabulary over the same text, of another size.
   CommandResult v = run_transduce("vocab --input " + work_ + "/train.src " + work_ +
@@ -375,7 +404,7 @@ TEST_F(TranslateInput, Int8WithoutVnniTranslatesTheSame) {
   const CommandResult here = testing::run_shell(TRANSDUCE_BINARY + args, /*merge_stderr=*/false);
   ASSERT_EQ(limited.status, 0);
   ASSERT_EQ(here.status, 0);
-  EXPECT_EQ(split_lines(here.out).size(), 6u) << here.out;
+  EXPECT_EQ(lines_of(here.out).size(), 6u) << here.out;
   EXPECT_EQ(limited.out, here.out);
 }
 

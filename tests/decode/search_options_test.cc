@@ -38,7 +38,9 @@ TEST(SearchOptions, EachOptionReadsBackWhatItWrites) {
   changed.seed = 12;
   changed.alternatives = 5;
   changed.ensemble = EnsembleMean::kLogProbabilities;
-  ASSERT_EQ(search_option_specs().size(), 14u);
+  changed.max_input_len = 100;
+  changed.long_input = LongInput::kTruncate;
+  ASSERT_EQ(search_option_specs().size(), 16u);
   for (const SearchOptionSpec& spec : search_option_specs()) {
     SearchOptions o = defaults;
     spec.set(spec.get(changed), o);
@@ -89,6 +91,9 @@ TEST(SearchOptions, OverridesApplyByKeyWithinTheDeclaredRanges) {
   EXPECT_EQ(error_of({{"beams", 4}}), "beams is not a search option");
   EXPECT_EQ(error_of({{"temperature", 0}}), "temperature must be above 0, got 0");
   EXPECT_EQ(error_of({{"repetition_penalty", -1}}), "repetition_penalty must be above 0, got -1");
+  EXPECT_EQ(error_of({{"max_input_len", -1}}), "max_input_len must be at least 0, got -1");
+  EXPECT_EQ(error_of({{"long_input", "cut"}}),
+            "long_input must be \"refuse\" or \"truncate\", got \"cut\"");
   EXPECT_EQ(error_of(nlohmann::json::array()),
             "the search options must be an object of keys and values, not array");
 }
@@ -98,11 +103,13 @@ TEST(SearchOptions, EveryCommandThatSearchesOffersThemUnderTheirFlags) {
     const char* command;
     std::vector<std::string> keys;
   } commands[] = {
-      {"translate", {"beam", "alpha", "max_len_a", "max_len_b", "nbest", "ensemble_mean"}},
+      {"translate",
+       {"beam", "alpha", "max_len_a", "max_len_b", "nbest", "ensemble_mean", "max_input_len",
+        "long_input"}},
       {"attention", {"beam", "alpha", "max_len_a", "max_len_b"}},
       {"parse", {"beam", "alpha", "max_len_a", "max_len_b"}},
-      {"serve", {"beam", "alpha", "max_len_a", "max_len_b", "nbest"}},
-      {"score-pairs", {"alpha"}},
+      {"serve", {"beam", "alpha", "max_len_a", "max_len_b", "nbest", "long_input"}},
+      {"score-pairs", {"alpha", "max_input_len", "long_input"}},
       {"bench translate", {"beam", "alpha", "max_len_b"}},
       {"bench serve", {"beam"}},
   };

@@ -149,9 +149,47 @@ def test_bad_input_raises(model, translator):
     long = " ".join(["dog"] * 2000)
     with pytest.raises(transduce.Error, match=r"targets\[0\]: .* pieces, more than"):
         translator.score(["a dog"], [long])
-    with pytest.warns(UserWarning, match="cut to fit"):
-        translator.translate([long], beam=1, max_len_b=5)
     assert isinstance(transduce.Error("x"), RuntimeError)
+
+
+def test_long_inputs_are_refused_or_cut(translator):
+    """max_input_len and long_input, as translate's flags: a text over the limit (else the
+    model's) raises naming it, or is cut to its first pieces with a warning, translating as
+    those pieces do; score cuts sources the same way and never a target."""
+    tok = translator.tokenizer
+    long = " ".join(["dog"] * 2000)
+    with pytest.raises(transduce.Error, match=r"line 2: \d+ subword pieces; the model takes at most"):
+        translator.translate(["a dog", long], beam=1, max_len_b=5)
+    with pytest.warns(UserWarning, match=r"line 2: \d+ subword pieces, cut to the first"):
+        translator.translate(["a dog", long], beam=1, max_len_b=5, long_input="truncate")
+    text = "a black dog runs along the beach with a ball in its mouth"
+    pieces = tok.encode(text)
+    assert len(pieces) > 6
+    with pytest.raises(transduce.Error, match=r"line 1: .* more than max_input_len 6"):
+        translator.translate([text], beam=2, max_input_len=6)
+    with pytest.warns(UserWarning, match="cut to the first 6"):
+        cut = translator.translate([text], beam=2, max_input_len=6, long_input="truncate")
+    assert cut[0].text == translator.translate_pieces([pieces[:6]], beam=2)[0].text
+    assert cut[0].score == translator.translate_pieces([pieces[:6]], beam=2)[0].score
+    with pytest.raises(transduce.Error, match=r"sources\[0\]: .* more than max_input_len 6"):
+        translator.translate_pieces([pieces], beam=2, max_input_len=6)
+    assert (translator.translate_pieces([pieces], beam=2, max_input_len=6, long_input="truncate")[0]
+            .score == cut[0].score)
+    with pytest.raises(transduce.Error, match="long_input"):
+        translator.translate([text], long_input="cut")
+    # Two sources sharing their first 6 pieces score alike once cut, and not whole.
+    other = " ".join(text.split()[:6]) + " under a tree"
+    assert tok.encode(other)[:6] == pieces[:6]
+    with pytest.warns(UserWarning, match=r"sources\[1\]: .* cut to the first 6"):
+        scored = translator.score([text, other], ["ein Hund"] * 2, max_input_len=6,
+                                  long_input="truncate")
+    assert scored[0].log_prob == scored[1].log_prob
+    whole = translator.score([text, other], ["ein Hund"] * 2)
+    assert whole[0].log_prob != whole[1].log_prob
+    with pytest.raises(transduce.Error, match=r"sources\[0\]: .* more than max_input_len 6"):
+        translator.score([text], ["ein Hund"], max_input_len=6)
+    with pytest.raises(transduce.Error, match=r"targets\[0\]: .* a target is never cut"):
+        translator.score(["a dog"], [long], long_input="truncate")
 
 
 def test_an_ensemble_translates_as_the_command_line(model, transduce_bin, translator):

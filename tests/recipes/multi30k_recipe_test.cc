@@ -399,6 +399,57 @@ TEST_F(Multi30kRecipe, RerankingWithAReverseModel) {
   }
 }
 
+// --hold-out keeps train's last pairs out of training, and --back-translate adds their target
+// side with sources the reverse model samples: what `transduce translate --sampling` draws for
+// them with the run's seed. The data given is left as it was.
+TEST_F(Multi30kRecipe, BackTranslationJoinsTraining) {
+  const fs::path rev = dir_ / "rev", out = dir_ / "bt";
+  const auto reverse = run_shell(command("--pair de-en --hold-out 100 --output " + rev.string()));
+  ASSERT_EQ(reverse.status, 0) << reverse.out;
+  EXPECT_EQ(read_lines(rev / "data" / "train.de").size(), 200u);  // of the tiny profile's 300
+  const auto r = run_shell(command("--hold-out 100 --seed 3 --back-translate " +
+                                   (rev / "model").string() + " --output " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> en = read_lines(data_ / "train.en"),
+                                 de = read_lines(data_ / "train.de");
+  ASSERT_EQ(en.size(), 320u);  // untouched
+  const std::vector<std::string> train_en = read_lines(out / "data" / "train.en"),
+                                 train_de = read_lines(out / "data" / "train.de");
+  ASSERT_EQ(train_en.size(), 300u);
+  ASSERT_EQ(train_de.size(), 300u);
+  EXPECT_TRUE(std::equal(en.begin(), en.begin() + 200, train_en.begin()));
+  EXPECT_TRUE(std::equal(de.begin(), de.begin() + 300, train_de.begin()));  // held-out German too
+
+  const fs::path sampled = dir_ / "sampled.en";
+  const auto drawn =
+      run_shell(std::string(TRANSDUCE_BINARY) + " --threads 1 translate -m " +
+                (rev / "model").string() + " --input " + (out / "data" / "heldout.de").string() +
+                " --output " + sampled.string() + " --sampling topk:10 --seed 3 --beam 1");
+  ASSERT_EQ(drawn.status, 0) << drawn.out;
+  const std::vector<std::string> synthetic = read_lines(sampled);
+  ASSERT_EQ(synthetic.size(), 100u);
+  EXPECT_TRUE(std::equal(synthetic.begin(), synthetic.end(), train_en.begin() + 200));
+  const nlohmann::json results = read_json(out / "results.json");
+  EXPECT_EQ(results["hold_out"], 100);
+  EXPECT_EQ(results["back_translation"]["pairs"], 100);
+  EXPECT_EQ(results["back_translation"]["sampling"], "topk:10");
+  EXPECT_TRUE(some_line_contains(read_lines(out / "results.md"), "100 back-translated pairs"));
+
+  const std::map<std::string, std::string> refused = {
+      {"--back-translate " + (rev / "model").string(),
+       "--back-translate needs monolingual text: give --monolingual FILE or --hold-out N"},
+      {"--monolingual " + (data_ / "val.de").string(),
+       "--monolingual is the text --back-translate translates: give --back-translate too"},
+      {"--back-translate " + dir_.string(),
+       "--back-translate " + dir_.string() + ": not a model directory (no config.json)"},
+      {"--hold-out 300", "--hold-out 300: train has 300 pairs; hold out between 1 and 299"}};
+  for (const auto& [flags, line] : refused) {
+    const auto bad = run_shell(command(flags + " --force --output " + (dir_ / "bad").string()));
+    EXPECT_EQ(bad.status, 1) << flags;
+    EXPECT_EQ(bad.out, "recipes/multi30k: " + line + "\n") << flags;
+  }
+}
+
 // --members 2 trains two models at once with consecutive seeds, val compares each member's
 // choice with their ensemble, and the tests are translated with what val chose: the reported
 // scores are those of `transduce translate` with those models.

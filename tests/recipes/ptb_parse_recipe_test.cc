@@ -24,19 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::lines_of;
 using testing::read_file;
 using testing::run_shell;
 
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
 }
 
 class PtbParseRecipe : public ::testing::Test {

@@ -3,6 +3,8 @@
 // sentences, their pieces and the search settings they ask for.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "serve/api.h"
 #include "support/random_model.h"
 #include "text/tokenizer.h"
@@ -71,6 +73,49 @@ TEST_F(Api, GoodRequestsKeepTheirSentencesAndSettings) {
   EXPECT_EQ(r.text[0], "Gr\u00fc\u00dfe \u4e16\u754c \U0001F642");  // escaped or not, the same
   EXPECT_FALSE(r.sources[0].empty());
   EXPECT_EQ(r.options.search.beam, 2);
+}
+
+// max_input_len and long_input, as in translate: a sentence over the limit is refused naming the
+// limit that applied, or cut to its first pieces (one over the byte limit is cut to it first).
+TEST_F(Api, LongInputsAreRefusedOrCut) {
+  const std::string text = "red dog runs over the street a cat red dog runs over";
+  const std::vector<int32_t> pieces = tokenizer_->encode(text);
+  ASSERT_GT(pieces.size(), 12u);
+  auto first = [](std::vector<int32_t> v, size_t n) {
+    v.resize(n);
+    return v;
+  };
+  nlohmann::json request = {{"text", text}, {"long_input", "truncate"}};
+  EXPECT_EQ(parse(request.dump()).sources[0], first(pieces, 12));
+  request["max_input_len"] = 3;
+  EXPECT_EQ(parse(request.dump()).sources[0], first(pieces, 3));
+  request.erase("long_input");
+  ApiError e = refusal(request.dump());
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.limit, "max_input_len");
+  EXPECT_EQ(e.max, 3);
+  EXPECT_NE(std::string(e.what()).find(fmt::format(
+                "\"text\"[0]: {} subword pieces, more than max_input_len 3", pieces.size())),
+            std::string::npos)
+      << e.what();
+  // Within the limit, untouched; the limit itself is held to the server's.
+  const std::vector<int32_t> short_pieces = tokenizer_->encode("red dog");
+  EXPECT_EQ(
+      parse(nlohmann::json{{"text", "red dog"}, {"max_input_len", short_pieces.size()}}.dump())
+          .sources[0],
+      short_pieces);
+  e = refusal(nlohmann::json{{"text", "red"}, {"max_input_len", 13}}.dump());
+  EXPECT_EQ(e.limit, "max_sentence_tokens");
+  EXPECT_EQ(e.max, 12);
+  EXPECT_NE(std::string(refusal(R"({"text": "a", "long_input": "cut"})").what())
+                .find("\"long_input\" must be"),
+            std::string::npos);
+  // Over the byte limit (768 here): cut at the start of a character (the first é takes bytes
+  // 768 and 769), then to 12 pieces.
+  const std::string wide = std::string(767, 'a') + "\u00e9\u00e9";
+  const TranslateRequest r =
+      parse(nlohmann::json{{"text", wide}, {"long_input", "truncate"}}.dump());
+  EXPECT_EQ(r.sources[0], first(tokenizer_->encode(std::string(767, 'a')), 12));
 }
 
 TEST_F(Api, MalformedJsonNamesWhereItBreaks) {
@@ -147,7 +192,9 @@ TEST_F(Api, LimitsAreNamedInTheRefusal) {
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(e.limit, "max_sentence_tokens");
   EXPECT_EQ(e.max, 12);
-  EXPECT_NE(std::string(e.what()).find("\"text\"[1] has"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("\"text\"[1]: "), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("this server takes at most 12"), std::string::npos)
+      << e.what();
   // A sentence too long in bytes for 12 pieces (64 bytes a piece) is refused without splitting
   // it; one byte less is split, and refused for its pieces.
   const std::string a768(12 * 64, 'a');
@@ -155,11 +202,12 @@ TEST_F(Api, LimitsAreNamedInTheRefusal) {
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(e.limit, "max_sentence_tokens");
   EXPECT_NE(std::string(e.what()).find("\"text\"[1] is 769 bytes long; this server takes at most "
-                                       "768 (64 bytes for each of max_sentence_tokens 12)"),
+                                       "768 (64 bytes for each of max_sentence_tokens 12; "
+                                       "long_input truncate would cut it)"),
             std::string::npos)
       << e.what();
   e = refusal(nlohmann::json{{"text", a768}}.dump());
-  EXPECT_NE(std::string(e.what()).find("\"text\"[0] has"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("\"text\"[0]: "), std::string::npos) << e.what();
   e = refusal(R"({"text": "a", "beam": 9})");
   EXPECT_EQ(e.limit, "max_beam");
   EXPECT_EQ(e.max, 8);

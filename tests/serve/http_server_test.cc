@@ -270,7 +270,8 @@ TEST_F(Service, BadRequestsGetAJsonErrorWithTheirStatus) {
       {R"({"text": "a", "beam": 7})", 400, "\"beam\" must be between 1 and 6", "max_beam"},
       {R"(["red dog"])", 400, "must be a JSON object", ""},
       {R"({"text": ["a","b","c","d","e","f","g","h","i"]})", 413, "at most 8", "max_sentences"},
-      {json{{"text", {"a", long_sentence}}}.dump(), 400, "\"text\"[1] has", "max_sentence_tokens"},
+      {json{{"text", {"a", long_sentence}}}.dump(), 400,
+       "subword pieces; this server takes at most 40", "max_sentence_tokens"},
       {json{{"text", std::string(5000, 'a')}}.dump(), 413, "larger than this server takes",
        "max_body_bytes"},
   };
