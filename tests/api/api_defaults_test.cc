@@ -1,7 +1,9 @@
 // The public API's translation options default to what `transduce translate` and the library
 // default to (the public header cannot include the library's, so the defaults are written twice:
-// this holds them together).
+// this holds them together), and what its input limit does.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,7 +57,8 @@ TEST(PublicApi, LongInputsAreRefusedOrCut) {
   const auto cut = translator.translate(two, o);
   ASSERT_EQ(cut.size(), 2u);
   EXPECT_EQ(cut[0][0].text, cut[1][0].text);
-  EXPECT_EQ(cut[0][0].score, cut[1][0].score);
+  // Alike to rounding: rows of one batch may take different kernel paths.
+  EXPECT_NEAR(cut[0][0].score, cut[1][0].score, 1e-5 * std::abs(cut[1][0].score));
   EXPECT_EQ(cut[0][0].text, translator.translate({"red dog"}, o)[0][0].text);
   o.long_input = "cut";
   EXPECT_THROW(translator.translate(two, o), std::exception);

@@ -183,9 +183,10 @@ def test_long_inputs_are_refused_or_cut(translator):
     with pytest.warns(UserWarning, match=r"sources\[1\]: .* cut to the first 6"):
         scored = translator.score([text, other], ["ein Hund"] * 2, max_input_len=6,
                                   long_input="truncate")
-    assert scored[0].log_prob == scored[1].log_prob
+    # Alike to rounding: rows of one batch may take different kernel paths.
+    assert scored[0].log_prob == pytest.approx(scored[1].log_prob, rel=1e-5)
     whole = translator.score([text, other], ["ein Hund"] * 2)
-    assert whole[0].log_prob != whole[1].log_prob
+    assert whole[0].log_prob != pytest.approx(whole[1].log_prob, rel=1e-3)
     with pytest.raises(transduce.Error, match=r"sources\[0\]: .* more than max_input_len 6"):
         translator.score([text], ["ein Hund"], max_input_len=6)
     with pytest.raises(transduce.Error, match=r"targets\[0\]: .* a target is never cut"):
