@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "decode/input_limit.h"
+#include "decode/search_options.h"
 #include "fuzz_support.h"
 #include "serve/api.h"
 #include "text/tokenizer.h"
@@ -34,11 +36,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const SearchOptions& s = r.options.search;
   if (r.text.size() != r.sources.size() ||
       static_cast<int64_t>(r.text.size()) > limits.max_sentences || s.beam < 1 ||
-      s.beam > limits.max_beam || s.nbest < 1 || s.nbest > s.beam || !(s.alpha >= 0) ||
-      !(s.alpha <= 10))
+      s.beam > limits.max_beam || s.nbest < 1 || (s.nbest > s.beam && !s.sampling.on()) ||
+      outputs_per_sentence(s) > limits.max_beam || !(s.alpha >= 0) || !(s.alpha <= 10) ||
+      s.max_input_len < 0 || s.max_input_len > limits.max_sentence_tokens)
     fuzz::violated("parse_translate_request accepted a request outside the limits");
+  // Every accepted sentence within the input limit (cut to it, or refused, as long_input says).
   for (const auto& ids : r.sources)
-    if (static_cast<int64_t>(ids.size()) > limits.max_sentence_tokens)
-      fuzz::violated("a sentence over max_sentence_tokens was accepted");
+    if (static_cast<int64_t>(ids.size()) > input_limit(s, limits.max_sentence_tokens))
+      fuzz::violated("a sentence over the input limit was accepted");
   return 0;
 }
