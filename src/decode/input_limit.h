@@ -20,12 +20,12 @@ inline const std::vector<std::string> kInputLimitKeys = {"max_input_len", "long_
 // (what the model takes, or a server's limit), else the ceiling.
 int64_t input_limit(const SearchOptions& options, int64_t ceiling);
 
-// Holds `pieces` to input_limit(options, ceiling): false when within it. Over it, long_input
-// truncate cuts them to the limit, says so through `warn` ("WHERE: N subword pieces, cut to the
-// first L") and returns true; refuse fails with "WHERE: N subword pieces, more than
+// Holds `pieces` to input_limit(options, ceiling): within it they stay as they are. Over it,
+// long_input truncate cuts them to the limit and says so through `warn` ("WHERE: N subword
+// pieces, cut to the first L"); refuse fails with "WHERE: N subword pieces, more than
 // max_input_len L ..." when max_input_len set the limit, "WHERE: N subword pieces; CEILING_NAME
 // at most L ..." when the ceiling did (ceiling_name: "the model takes", "this server takes").
-bool hold_to_input_limit(std::vector<int32_t>& pieces, const SearchOptions& options,
+void hold_to_input_limit(std::vector<int32_t>& pieces, const SearchOptions& options,
                          int64_t ceiling, std::string_view where,
                          const std::function<void(const std::string&)>& warn = nullptr,
                          std::string_view ceiling_name = "the model takes");
