@@ -1,5 +1,5 @@
-// read_parse_settings (src/parse/parse_settings.h) on any MODEL_DIR/parse.json. A malformed file
-// or an unknown scheme must be a transduce::Error naming the file.
+// read_parse_settings (src/parse/parse_settings.h) on any MODEL_DIR/parse.json. A malformed file,
+// an unknown scheme or a malformed tag lexicon must be a transduce::Error naming the file.
 #include <cstddef>
 #include <cstdint>
 
@@ -22,5 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!s) fuzz::violated("read_parse_settings: nullopt although parse.json exists");
   if (!parse::scheme_from_name(s->scheme) || s->beam < 1)
     fuzz::violated("read_parse_settings accepted an unknown scheme or a beam below 1");
+  if (s->tag_lexicon && s->tag_lexicon->rare_below < 0)
+    fuzz::violated("read_parse_settings accepted a tag lexicon with a negative rare_below");
   return 0;
 }

@@ -51,7 +51,7 @@ class PyParser {
 
   std::vector<PyParse> parse(const std::vector<std::string>& sentences, bool free,
                              std::optional<float> bracket_bonus, const std::string& word_score,
-                             const py::kwargs& search) {
+                             bool any_tag, const py::kwargs& search) {
     if (word_score != "any" && word_score != "pieces")
       fail("word_score must be 'any' or 'pieces', got '{}'", word_score);
     parse::ParseRequest request;
@@ -59,6 +59,7 @@ class PyParser {
     request.free = free;
     request.bracket_bonus = bracket_bonus;
     request.exact_pieces = word_score == "pieces";
+    request.any_tag = any_tag;
     request.batch_tokens = batch_tokens_;
     std::vector<std::string> warnings;
     std::vector<parse::ParsedSentence> parsed;
@@ -137,7 +138,8 @@ void register_parser(py::module_& m) {
       .def(py::init<const std::string&, int, int64_t>(), py::arg("model_dir"),
            py::arg("threads") = 0, py::arg("batch_tokens") = 4000)
       .def("parse", &PyParser::parse, py::arg("sentences"), py::kw_only(), py::arg("free") = false,
-           py::arg("bracket_bonus") = py::none(), py::arg("word_score") = "any", parse_doc.c_str())
+           py::arg("bracket_bonus") = py::none(), py::arg("word_score") = "any",
+           py::arg("any_tag") = false, parse_doc.c_str())
       .def_property_readonly("model_dir", [](const PyParser& p) { return p.loaded().dir(); })
       .def_property_readonly("threads", &PyParser::threads)
       .def_property_readonly("beam", [](const PyParser& p) { return p.settings().beam; })

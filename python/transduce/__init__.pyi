@@ -223,6 +223,7 @@ class Parser:
         free: bool = False,
         bracket_bonus: float | None = None,
         word_score: Literal["any", "pieces"] = "any",
+        any_tag: bool = False,
         max_len_a: float | None = None,
         max_len_b: int | None = None,
     ) -> list[Parse]:

@@ -20,7 +20,7 @@ def collect(r, curve, grid, best, chosen_weights, dev, test, timings, wall_secon
 
     def scores(s, stats):
         return {k: s[k] for k in ("recall", "precision", "f1", "complete_match", "sentences",
-                                  "scored", "errors", "skipped")} | {
+                                  "scored", "errors", "skipped", "tagging_accuracy")} | {
             "repaired_sentences": stats["repaired_sentences"],
             "repaired_share": stats["repaired_sentences"] / max(stats["sentences"], 1),
             "repairs": stats["repairs"],
@@ -70,28 +70,37 @@ def markdown(r):
         f"Data: {', '.join(f'{s} {p}' for s, p in r['data'].items())}.",
         provenance_line(r["machine"], r["commit"]),
         "",
-        "| set | F1 | recall | precision | complete match | sentences (scored) | repaired |",
-        "|---|---|---|---|---|---|---|",
+        "| set | F1 | recall | precision | complete match | tagging accuracy "
+        "| sentences (scored, errors) | repaired |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in ("dev", "test"):
         s = r[name]
         lines.append(f"| {name} | {s['f1']:.2f} | {s['recall']:.2f} | {s['precision']:.2f} | "
-                     f"{s['complete_match']:.2f} | {s['sentences']} ({s['scored']}) | "
+                     f"{s['complete_match']:.2f} | {s.get('tagging_accuracy', 0):.2f} | "
+                     f"{s['sentences']} ({s['scored']}, {s['errors']}) | "
                      f"{100 * s['repaired_share']:.1f}% |")
+    tagged = r["scheme"] == "tagged"
     lines += [
         "",
-        "F1 is `transduce evalb` (EVALB's rules with COLLINS.prm). Decoding is constrained to "
-        "well-formed trees over the input words, so no output needs repair.",
+        "F1 is `transduce evalb` (EVALB's rules with COLLINS.prm) on the parser's output as it is"
+        + (": the parser writes its own part-of-speech tags, and EVALB deletes punctuation by "
+           "each tree's own tags." if tagged else
+           ", with the gold tags spliced in (`--gold-tags`): this parser writes every tag XX.")
+        + " Decoding is constrained to well-formed trees over the input words, so no output "
+        "needs repair.",
         "",
         "## Training",
         "",
-        f"- target: brackets with each word {'as itself' if r['scheme'] == 'words' else 'as XX'}"
+        f"- target: brackets with each word "
+        f"{ {'words': 'as itself', 'tagged': 'as its tag and itself'}.get(r['scheme'], 'as XX')}"
         f" (scheme `{r['scheme']}`)",
         f"- model: {m['layers']}+{m['layers']} layers ({m.get('norm', 'post')}-norm), "
         f"d_model {m['d_model']}, d_ff {m['d_ff']}, "
         f"{m['heads']} heads, dropout {m['dropout']:.3g} (attention {m['attention_dropout']:.3g}, "
         f"ReLU {m['relu_dropout']:.3g}), label smoothing {m['label_smoothing']:.3g}, "
-        f"BPE vocabulary of {m['vocab_size']} with the tree symbols",
+        f"BPE vocabulary of {m['vocab_size']} with the tree symbols; GEMMs in "
+        f"{t.get('compute_type', 'fp32')}",
         f"- batches of {t['batch_tokens']} tokens a side"
         + (f" ({t['ranks']} data-parallel ranks of {t['batch_tokens'] // t['ranks']})"
            if t.get("ranks", 1) > 1 else "")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +26,9 @@ struct EvalbFlags {
   bool json = false;
   int64_t cutoff = 0;  // 0: no summary of the short sentences
   bool gold_tags = false;
+  // EVALB's -e (COLLINS.prm's MAX_ERROR): it stops at the error after the first max_errors + 1,
+  // because it compares the count before adding the new one. -1: never stop.
+  int64_t max_errors = 10;
 };
 
 const char* status_name(parse::EvalbStatus s) {
@@ -110,7 +114,11 @@ void run_evalb(const EvalbFlags& flags) {
   const parse::EvalbResult result = parse::evalb(gold, pred, options);
 
   // Sentences left out of the totals, as EVALB leaves them out: said, never silently dropped.
-  int64_t tag_errors = 0;
+  int64_t errors = 0, tag_errors = 0;
+  const std::string tags_hint =
+      flags.gold_tags ? ""
+                      : "; --gold-tags gives the predicted words the gold tags first (for "
+                        "parsers that predict no tags)";
   for (const parse::EvalbSentence& s : result.sentences) {
     if (s.status == parse::EvalbStatus::kScored) continue;
     const size_t i = static_cast<size_t>(s.id - 1);
@@ -118,13 +126,18 @@ void run_evalb(const EvalbFlags& flags) {
                gold[i].line, pred_name, pred[i].line,
                s.status == parse::EvalbStatus::kError ? "not scored" : "skipped", s.problem);
     if (s.punctuation_tags_differ) ++tag_errors;
+    if (s.status != parse::EvalbStatus::kError) continue;
+    if (flags.max_errors >= 0 && ++errors > flags.max_errors + 1)
+      fail(
+          "{}:{}: stopped at sentence {} with {} sentences not scored for errors, as EVALB "
+          "stops past MAX_ERROR {} (--max-errors; -1 scores every sentence){}",
+          pred_name, pred[i].line, s.id, errors, flags.max_errors, tags_hint);
   }
-  if (tag_errors > 0 && !flags.gold_tags)
+  if (tag_errors > 0)
     fmt::print(stderr,
                "transduce: warning: {} sentence{} not scored because the predicted tags do not "
-               "mark punctuation as the gold tags do; --gold-tags gives the predicted words the "
-               "gold tags first\n",
-               tag_errors, tag_errors == 1 ? " was" : "s were");
+               "mark punctuation as the gold tags do{}\n",
+               tag_errors, tag_errors == 1 ? " was" : "s were", tags_hint);
 
   if (flags.json) {
     nlohmann::json out = totals_json(result.all);
@@ -170,6 +183,10 @@ void register_evalb(CLI::App& app) {
   cmd->add_flag("--gold-tags", flags->gold_tags,
                 "give the predicted words the gold part-of-speech tags first (not EVALB; for "
                 "parsers that predict no tags: punctuation is then deleted as in the gold)");
+  cmd->add_option("--max-errors", flags->max_errors,
+                  "stop with exit status 1 at the sentence not scored after the first N+1, as "
+                  "EVALB -e N does (COLLINS.prm: 10); -1 scores every sentence")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
   cmd->callback([flags] { run_evalb(*flags); });
 }
 

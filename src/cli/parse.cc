@@ -127,11 +127,15 @@ void register_parse(CLI::App& app) {
                   "added to the log-probability of each opening bracket: above 0, more "
                   "constituents (default: parse.json, 0)")
       ->check(CLI::Range(-10.0, 10.0));
-  cmd->add_option("--word-score", f->word_score,
-                  "the words scheme: score the next word as any word (any) or as its exact "
-                  "pieces (pieces)")
+  cmd->add_option(
+         "--word-score", f->word_score,
+         "the words and tagged schemes: score the next word as any word (any) or as its exact "
+         "pieces (pieces)")
       ->capture_default_str()
       ->check(CLI::IsMember({"any", "pieces"}));
+  cmd->add_flag("--any-tag", r.any_tag,
+                "the tagged scheme: let any word take any tag (default: the tags parse.json's "
+                "lexicon gives it)");
   cmd->add_flag("--free", r.free,
                 "decode without the tree constraint (outputs are repaired into trees instead)");
   cmd->add_option("--batch-tokens", r.batch_tokens, "source tokens per batch")

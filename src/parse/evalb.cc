@@ -8,7 +8,6 @@
 #include <tuple>
 
 #include "core/error.h"
-#include "parse/linearize.h"
 
 namespace transduce::parse {
 
@@ -51,21 +50,16 @@ struct Scorable {
   std::vector<Span> spans;
 };
 
-// `placeholder_tags`, when given, decide whether words tagged with the placeholder XX (a parser
-// that predicts no tags) are punctuation: the tag of the word at the same position.
-void collect(const Tree& t, Scorable& s, const std::vector<std::string_view>* placeholder_tags) {
+void collect(const Tree& t, Scorable& s) {
   if (t.preterminal()) {
     if (t.label == kEmptyElementTag) return;
-    const size_t index = s.words.size();
-    const bool placeholder =
-        placeholder_tags && t.label == kSlot && index < placeholder_tags->size();
-    const bool scored = !deleted(placeholder ? (*placeholder_tags)[index] : t.label);
+    const bool scored = !deleted(t.label);
     s.words.push_back({t.word, t.label, scored});
     if (scored) s.scored.push_back(static_cast<int64_t>(s.words.size()) - 1);
     return;
   }
   const auto start = static_cast<int64_t>(s.scored.size());
-  for (const Tree& c : t.children) collect(c, s, placeholder_tags);
+  for (const Tree& c : t.children) collect(c, s);
   const auto end = static_cast<int64_t>(s.scored.size());
   if (start == end) return;  // covers no scored word (only punctuation or empty elements)
   const std::string label = evalb_label(t.label);
@@ -74,9 +68,9 @@ void collect(const Tree& t, Scorable& s, const std::vector<std::string_view>* pl
   s.spans.push_back({start, end, std::string(label_class(label))});
 }
 
-Scorable scorable(const Tree& t, const std::vector<std::string_view>* placeholder_tags = nullptr) {
+Scorable scorable(const Tree& t) {
   Scorable s;
-  collect(t, s, placeholder_tags);
+  collect(t, s);
   return s;
 }
 
@@ -139,6 +133,10 @@ double percent(int64_t part, int64_t whole) {
 }
 
 }  // namespace
+
+bool evalb_deletes_tag(std::string_view tag) {
+  return deleted(tag);
+}
 
 std::string evalb_label(std::string_view label) {
   return std::string(label.substr(0, label.find_first_of("-=")));
@@ -206,10 +204,7 @@ EvalbSentence evalb_sentence(const Tree& gold, const Tree& test, const EvalbOpti
   const Scorable g = scorable(gold);
   // Scorable points into the trees: the retagged copy must outlive it.
   const Tree retagged = options.gold_tags ? with_gold_tags(test, gold) : Tree();
-  // Words the parser tagged XX are punctuation where the gold says so.
-  std::vector<std::string_view> gold_word_tags;
-  gather_tags(gold, gold_word_tags);
-  const Scorable t = scorable(options.gold_tags ? retagged : test, &gold_word_tags);
+  const Scorable t = scorable(options.gold_tags ? retagged : test);
   s.length = static_cast<int64_t>(g.words.size());
   if (t.scored.empty()) {
     s.status = EvalbStatus::kSkipped;

@@ -2,7 +2,7 @@
 // computes it with the parameter file COLLINS.prm that parsing papers use: the root (TOP) and
 // punctuation not counted, function tags stripped, ADVP and PRT equivalent, each labelled span of
 // the test tree matched at most once, and sentences whose words differ from the gold not scored.
-// docs/parsing.md lists every rule and the one deliberate difference from EVALB.
+// docs/parsing.md lists every rule and the differences from EVALB.
 #pragma once
 
 #include <cstdint>
@@ -71,9 +71,9 @@ struct EvalbOptions {
   // The cut-off of EVALB's second summary: sentences of at most this many gold words (empty
   // elements not counted, punctuation counted).
   int64_t cutoff_length = 40;
-  // Not EVALB: give each test word the gold tree's tag first. (Without it, words tagged with the
-  // placeholder XX, which is no Penn Treebank tag, already count as punctuation where the gold
-  // word is: EVALB would keep them as words and call the sentence a length mismatch.)
+  // Not EVALB: give each test word the gold tree's tag first, for parsers that predict no tags
+  // (`transduce parse` of the xx and words schemes writes XX, which EVALB keeps as a word where
+  // the gold has punctuation, and calls the sentence a length mismatch).
   bool gold_tags = false;
 };
 
@@ -90,6 +90,10 @@ EvalbSentence evalb_sentence(const Tree& gold, const Tree& test, const EvalbOpti
 // Scores test[i] against gold[i] for every i; the two need the same number of trees.
 EvalbResult evalb(const std::vector<Tree>& gold, const std::vector<Tree>& test,
                   const EvalbOptions& options = {});
+
+// Whether COLLINS.prm deletes a preterminal with this tag (DELETE_LABEL: punctuation, -NONE-,
+// TOP), word and all.
+bool evalb_deletes_tag(std::string_view tag);
 
 // EVALB's label of a constituent: cut at its first '-' or '=' (`NP-SBJ-1` -> `NP`, `PP=2` -> `PP`,
 // and a label starting with '-' becomes ""). Unlike strip_function_tags, which keeps `-NONE-`.

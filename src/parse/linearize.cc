@@ -10,7 +10,7 @@ namespace {
 
 void linearize_into(const Tree& t, std::vector<Item>& out) {
   if (t.preterminal()) {
-    out.push_back({Item::kSlot, {}});
+    out.push_back({Item::kSlot, t.label});
     return;
   }
   out.push_back({Item::kOpen, t.label});
@@ -125,7 +125,8 @@ Tree restore(const std::vector<Item>& items, const std::vector<std::string>& wor
         if (next_word == words.size()) {
           ++r.extra_slots;
         } else {
-          parent.children.push_back(Tree{std::string(kSlot), words[next_word++], {}, 0});
+          parent.children.push_back(Tree{
+              item.label.empty() ? std::string(kSlot) : item.label, words[next_word++], {}, 0});
         }
         break;
     }

@@ -14,20 +14,24 @@
 
 namespace transduce::parse {
 
-// The word slot of the target; restored preterminals get it as their tag.
+// The word slot of the target; restored preterminals get it as their tag when the model gave
+// them none.
 inline constexpr std::string_view kSlot = "XX";
 
 // One target token: an opening bracket `(L`, a closing bracket `)L`, or a word slot.
 struct Item {
   enum Kind { kOpen, kClose, kSlot } kind;
-  std::string label;  // kOpen and kClose
+  // kOpen and kClose: the constituent's label. kSlot: the word's part-of-speech tag, or empty
+  // when it has none (the schemes that predict no tags).
+  std::string label;
 
   bool operator==(const Item&) const = default;
 };
 
-// The items of a normalised tree (its TOP root left out).
+// The items of a normalised tree (its TOP root left out); slots carry the words' tags.
 std::vector<Item> linearize(const Tree& top);
-// Item <-> the token's text: `(NP`, `)NP`, `XX`. A token that is none of these is a slot.
+// Item <-> the token's text: `(NP`, `)NP`, `XX` (a slot, its tag left out). A token that is
+// none of these is a slot without a tag.
 std::string item_text(const Item& item);
 Item item_from_text(std::string_view token);
 // The target as one line of space-separated tokens.
@@ -53,7 +57,8 @@ struct Repairs {
 // The tree over `words` that `items` describe, under a TOP root, repaired as follows: a closing
 // bracket closes the innermost open constituent whatever its label (a mismatch is counted, the
 // opening label kept); a closing bracket with nothing open is dropped; slots take the words in
-// order, and slots beyond the last word are dropped; words without a slot are attached at the end
+// order, with the slot's tag (XX when it has none), and slots beyond the last word are dropped;
+// words without a slot are attached, tagged XX, at the end
 // of the top level's last constituent (to the root when a word or nothing ends it); brackets still
 // open at the end are closed; constituents that end up without a word are dropped. The result is
 // always a well-formed tree whose words are exactly `words` (an empty sentence gives a TOP with no

@@ -35,7 +35,7 @@ int int_setting(const nlohmann::json& d, const char* key, int fallback, const st
 }  // namespace
 
 void write_parse_settings(const std::string& model_dir, const ParseSettings& s) {
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"task", "parse"},
       {"scheme", s.scheme},
       {"decoding",
@@ -47,6 +47,7 @@ void write_parse_settings(const std::string& model_dir, const ParseSettings& s) 
         {"max_opens", s.max_opens},
         {"bracket_bonus", rounded(s.bracket_bonus)}}},
   };
+  if (s.tag_lexicon) j["tag_lexicon"] = tag_lexicon_json(*s.tag_lexicon);
   io::write_file_atomically(io::model_file(model_dir, io::kParseSettingsFile), j.dump(2) + "\n");
 }
 
@@ -73,12 +74,14 @@ std::optional<ParseSettings> read_parse_settings(const std::string& model_dir) {
     s.constrained = d.value("constrained", s.constrained);
     s.max_opens = int_setting(d, "max_opens", s.max_opens, path);
     s.bracket_bonus = d.value("bracket_bonus", s.bracket_bonus);
+    if (const auto it = j.find("tag_lexicon"); it != j.end())
+      s.tag_lexicon = std::make_shared<TagLexicon>(tag_lexicon_from_json(*it, path));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: a value of the wrong type ({})", path, e.what());
   }
   if (!scheme_from_name(s.scheme))
-    fail("{}: unknown tree scheme '{}' (this transduce knows \"xx\" and \"words\")", path,
-         s.scheme);
+    fail("{}: unknown tree scheme '{}' (this transduce knows {})", path, s.scheme,
+         scheme_names_quoted());
   if (s.beam < 1) fail("{}: beam {} is not positive", path, s.beam);
   // A negative exponent would reward length without bound and void the search's early stop.
   if (!(s.alpha >= 0 && s.alpha <= 10)) fail("{}: alpha {} is not between 0 and 10", path, s.alpha);

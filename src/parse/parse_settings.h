@@ -3,13 +3,17 @@
 // input + 300 output tokens), so `transduce parse -m DIR` decodes as intended without flags.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "parse/tag_lexicon.h"
 
 namespace transduce::parse {
 
 struct ParseSettings {
-  // The target: labelled brackets with each word as the slot XX ("xx") or as itself ("words").
+  // The target: labelled brackets with each word as the slot XX ("xx"), as itself ("words"), or as
+  // its tag and itself ("tagged"): parse/tree_vocab.h.
   std::string scheme = "xx";
   int beam = 21;
   float alpha = 0.3f;
@@ -22,6 +26,8 @@ struct ParseSettings {
   // Added to the log-probability of each opening bracket (TreeConstraint's open_bonus): above 0
   // the parser writes more constituents. The recipe chooses it on the dev set.
   float bracket_bonus = 0.0f;
+  // The tagged scheme: the tags each word may take (null: any tag).
+  std::shared_ptr<const TagLexicon> tag_lexicon;
 };
 
 // Written atomically. Reading: nullopt when the directory has no parse.json (not a parser); a

@@ -26,8 +26,8 @@ Parser::Parser(Transformer& model, const Tokenizer& tokenizer, ParseOptions opti
       options_(std::move(options)),
       vocab_(tokenizer),
       constraint_(vocab_, options_.max_opens,
-                  options_.any_word && options_.scheme == TreeScheme::kWords,
-                  options_.bracket_bonus),
+                  options_.any_word && options_.scheme != TreeScheme::kPlaceholder,
+                  options_.bracket_bonus, scheme_has_tags(options_.scheme)),
       translator_(model, tokenizer, translate_options(options_)) {}
 
 std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::string>>& sentences,
@@ -57,10 +57,21 @@ std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::str
         output_limit(model_.config(), static_cast<int64_t>(enc.pieces.size()) + 1, options_.search);
     pieces[i] = std::move(enc.pieces);
   }
+  // The tagged scheme's lexicon: the tag ids each word may take.
+  std::vector<std::vector<std::vector<int32_t>>> word_tags(n);
+  if (options_.tag_lexicon && scheme_has_tags(options_.scheme)) {
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t w = 0; w < targets[i].word_ends.size(); ++w) {
+        std::vector<int32_t>& ids = word_tags[i].emplace_back();
+        for (const std::string& tag : options_.tag_lexicon->tags_of(escape_word(sentences[i][w])))
+          if (const int32_t id = vocab_.tag_id(tag); id >= 0) ids.push_back(id);
+      }
+    }
+  }
   TranslateOptions topts = translate_options(options_);
   if (options_.constrained) {
     topts.search.constrain = [&](int64_t i, std::span<const int32_t> prefix, float* logp) {
-      constraint_.apply(prefix, targets[i], max_len[i], logp);
+      constraint_.apply(prefix, targets[i], max_len[i], logp, word_tags[i]);
     };
   }
   std::vector<std::vector<Translation>> found = translator_.translate_pieces(pieces, topts);
@@ -112,6 +123,7 @@ ParseOptions parse_options(const ParseSettings& settings, const ParseRequest& re
   o.max_opens = settings.max_opens;
   o.any_word = !request.exact_pieces;
   o.bracket_bonus = request.bracket_bonus.value_or(settings.bracket_bonus);
+  if (!request.any_tag) o.tag_lexicon = settings.tag_lexicon;
   return o;
 }
 

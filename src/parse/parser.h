@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,10 +27,13 @@ struct ParseOptions {
   int64_t batch_tokens = 4000;
   bool constrained = true;
   int64_t max_opens = 0;  // TreeConstraint's limit on opening brackets in a row (0: none)
-  // The words scheme: score "a word here" rather than the exact piece (TreeConstraint).
+  // The words and tagged schemes: score "a word here" (or its tag) rather than the exact piece
+  // (TreeConstraint).
   bool any_word = true;
   float bracket_bonus = 0;  // TreeConstraint's open_bonus (constrained decoding only)
   TreeScheme scheme = TreeScheme::kPlaceholder;  // what the model was trained to write
+  // The tagged scheme, constrained: the tags each word may take (null: any tag).
+  std::shared_ptr<const TagLexicon> tag_lexicon;
 };
 
 struct ParsedSentence {
@@ -72,6 +76,7 @@ struct ParseRequest {
   std::optional<float> bracket_bonus;
   bool free = false;          // no tree constraint: outputs are repaired into trees instead
   bool exact_pieces = false;  // the words scheme: score each word's own pieces, not "a word"
+  bool any_tag = false;       // the tagged scheme: any tag for any word, not parse.json's lexicon
   int64_t batch_tokens = 4000;
 };
 // The search options parse.json gives: the paper's beam 21, alpha 0.3, input + 300 tokens unless

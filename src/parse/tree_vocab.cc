@@ -3,6 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "text/special_ids.h"
 
@@ -10,33 +12,68 @@ namespace transduce::parse {
 
 namespace {
 
-void collect_labels(const Tree& t, std::vector<std::string>& order,
+// Constituent labels or (`tags`) part-of-speech tags, in order of first appearance.
+void collect_labels(const Tree& t, bool tags, std::vector<std::string>& order,
                     std::unordered_set<std::string>& seen) {
-  if (t.preterminal()) return;
-  if (seen.insert(t.label).second) order.push_back(t.label);
-  for (const Tree& c : t.children) collect_labels(c, order, seen);
+  if (t.preterminal() == tags && seen.insert(t.label).second) order.push_back(t.label);
+  for (const Tree& c : t.children) collect_labels(c, tags, order, seen);
+}
+
+// The tag a symbol `{...}` stands for.
+std::string tag_of_symbol(std::string_view symbol) {
+  std::string tag;
+  for (size_t i = 1; i + 1 < symbol.size(); ++i) {
+    if (symbol.substr(i, 3) == "%2C" || symbol.substr(i, 3) == "%25") {
+      tag += symbol[i + 2] == 'C' ? ',' : '%';
+      i += 2;
+    } else {
+      tag += symbol[i];
+    }
+  }
+  return tag;
 }
 
 }  // namespace
 
 std::vector<std::string> tree_symbols(const std::vector<Tree>& trees) {
-  std::vector<std::string> labels;
-  std::unordered_set<std::string> seen;
-  for (const Tree& top : trees)
-    for (const Tree& c : top.children) collect_labels(c, labels, seen);
+  std::vector<std::string> labels, tags;
+  std::unordered_set<std::string> seen_labels, seen_tags;
+  for (const Tree& top : trees) {
+    for (const Tree& c : top.children) {
+      collect_labels(c, false, labels, seen_labels);
+      collect_labels(c, true, tags, seen_tags);
+    }
+  }
   std::vector<std::string> symbols{std::string(kSlot)};
   for (const std::string& l : labels) symbols.push_back("(" + l);
   for (const std::string& l : labels) symbols.push_back(")" + l);
+  for (const std::string& t : tags) symbols.push_back(tag_symbol(t));
   return symbols;
 }
 
+std::string tag_symbol(std::string_view tag) {
+  // SentencePiece takes its symbols as one comma-separated list: a comma (the tag of `,`) and the
+  // escape's own '%' are written as %2C and %25.
+  std::string escaped;
+  for (char c : tag) escaped += c == ',' ? "%2C" : c == '%' ? "%25" : std::string(1, c);
+  return fmt::format("{{{}}}", escaped);
+}
+
 std::string scheme_name(TreeScheme scheme) {
-  return scheme == TreeScheme::kWords ? "words" : "xx";
+  return std::string(kSchemeNames[static_cast<size_t>(scheme)]);
+}
+
+std::string scheme_names_quoted() {
+  std::string out;
+  const size_t n = std::size(kSchemeNames);
+  for (size_t i = 0; i < n; ++i)
+    out += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == n ? " or " : ", ", kSchemeNames[i]);
+  return out;
 }
 
 std::optional<TreeScheme> scheme_from_name(std::string_view name) {
-  if (name == "xx") return TreeScheme::kPlaceholder;
-  if (name == "words") return TreeScheme::kWords;
+  for (size_t i = 0; i < std::size(kSchemeNames); ++i)
+    if (kSchemeNames[i] == name) return static_cast<TreeScheme>(i);
   return std::nullopt;
 }
 
@@ -80,7 +117,15 @@ TreeVocab::TreeVocab(const Tokenizer& tokenizer) {
       slot_ = id;
       continue;
     }
-    // Text pieces start with '▁' or are parts of words; brackets never occur in escaped words.
+    // Text pieces start with '▁' or are parts of words; brackets and braces never occur in
+    // escaped words.
+    if (piece.size() > 2 && piece.front() == '{' && piece.back() == '}') {
+      kinds_[id] = kTag;
+      tag_ids_.push_back(id);
+      tag_names_by_id_[id] = tag_of_symbol(piece);
+      tag_of_name_[tag_names_by_id_[id]] = id;
+      continue;
+    }
     if (piece.size() < 2 || (piece[0] != '(' && piece[0] != ')')) continue;
     const std::string label = piece.substr(1);
     auto [it, added] = label_of_name_.emplace(label, static_cast<int32_t>(label_names_.size()));
@@ -104,17 +149,30 @@ TreeVocab::TreeVocab(const Tokenizer& tokenizer) {
   }
 }
 
+int32_t TreeVocab::tag_id(const std::string& tag) const {
+  const auto found = tag_of_name_.find(tag);
+  return found == tag_of_name_.end() ? -1 : found->second;
+}
+
 std::optional<std::vector<int32_t>> TreeVocab::encode(const std::vector<Item>& items,
                                                       TreeScheme scheme, const EncodedWords& words,
                                                       std::string* missing) const {
   const EncodedWords target = target_words(scheme, words);
   std::vector<int32_t> ids;
-  ids.reserve(items.size() + target.pieces.size());
+  ids.reserve(2 * items.size() + target.pieces.size());
   size_t word = 0;
   for (const Item& item : items) {
     if (item.kind == Item::kSlot) {
       TD_CHECK(word < target.word_ends.size(), "a tree with more slots than its {} words",
                target.word_ends.size());
+      if (scheme == TreeScheme::kTagged) {
+        const int32_t tag = tag_id(item.label);
+        if (tag < 0) {
+          if (missing) *missing = tag_symbol(item.label);
+          return std::nullopt;
+        }
+        ids.push_back(tag);
+      }
       const int64_t begin = word == 0 ? 0 : target.word_ends[word - 1];
       ids.insert(ids.end(), target.pieces.begin() + begin,
                  target.pieces.begin() + target.word_ends[word]);
@@ -135,21 +193,32 @@ std::optional<std::vector<int32_t>> TreeVocab::encode(const std::vector<Item>& i
 std::vector<Item> TreeVocab::decode(const std::vector<int32_t>& ids, TreeScheme scheme) const {
   std::vector<Item> items;
   bool in_word = false;
+  bool tagged_word = false;  // kTagged: a tag has opened a slot that takes the next pieces
   for (int32_t id : ids) {
     if (id == kPadId || id == kBosId || id == kEosId) continue;
     if (id < 0 || id >= size()) fail("a token id {} outside the vocabulary (size {})", id, size());
     switch (kind(id)) {
       case kOpening:
         items.push_back({Item::kOpen, label_names_[label_index(id)]});
-        in_word = false;
+        in_word = tagged_word = false;
         break;
       case kClosing:
         items.push_back({Item::kClose, label_names_[label_index(id)]});
-        in_word = false;
+        in_word = tagged_word = false;
         break;
+      case kTag:
+        if (scheme == TreeScheme::kTagged) {
+          items.push_back({Item::kSlot, tag_name(id)});
+          in_word = tagged_word = true;
+          break;
+        }
+        [[fallthrough]];
       default:
-        if (scheme == TreeScheme::kPlaceholder || !in_word || starts_word_[id])
+        if (tagged_word) {
+          tagged_word = false;
+        } else if (scheme == TreeScheme::kPlaceholder || !in_word || starts_word_[id]) {
           items.push_back({Item::kSlot, {}});
+        }
         in_word = true;
     }
   }
@@ -157,7 +226,7 @@ std::vector<Item> TreeVocab::decode(const std::vector<int32_t>& ids, TreeScheme 
 }
 
 EncodedWords TreeVocab::target_words(TreeScheme scheme, const EncodedWords& source) const {
-  if (scheme == TreeScheme::kWords) return source;
+  if (scheme != TreeScheme::kPlaceholder) return source;
   EncodedWords out;
   for (size_t w = 0; w < source.word_ends.size(); ++w) {
     out.pieces.push_back(slot_);

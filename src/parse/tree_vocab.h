@@ -16,8 +16,11 @@
 namespace transduce::parse {
 
 // The symbols that trees over these (normalised) trees need: the slot, then `(L` and `)L` for
-// every constituent label, in order of first appearance.
+// every constituent label, then `{T}` for every part-of-speech tag, each in order of first
+// appearance.
 std::vector<std::string> tree_symbols(const std::vector<Tree>& trees);
+// A tag's symbol: `{NN}`, `{%2C}` for `,`. Braces, like brackets, never occur in escaped words.
+std::string tag_symbol(std::string_view tag);
 
 // A word as the model reads it: the Penn Treebank's escapes for brackets, which a tree's words
 // cannot hold (`(` -> -LRB-, `)` -> -RRB-, `{` -> -LCB-, `}` -> -RCB-).
@@ -32,12 +35,24 @@ struct EncodedWords {
 };
 EncodedWords encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words);
 
-// How a target writes the words: each as the slot XX (Vinyals et al.), or as its own pieces,
-// copied from the source (which ties every bracket to the words around it).
-enum class TreeScheme { kPlaceholder, kWords };
-// "xx" and "words"; nullopt for another name.
+// How a target writes the words: each as the slot XX (Vinyals et al.), as its own pieces, copied
+// from the source (which ties every bracket to the words around it), or as its part-of-speech
+// tag's symbol followed by its pieces (the parser then tags too):
+//   xx      (S (NP XX XX )NP (VP XX )VP XX )S
+//   words   (S (NP ▁Ms . ▁Ha ag )NP (VP ▁plays )VP ▁. )S
+//   tagged  (S (NP {NNP} ▁Ms . {NNP} ▁Ha ag )NP (VP {VBZ} ▁plays )VP {.} ▁. )S
+enum class TreeScheme { kPlaceholder, kWords, kTagged };
+// Every scheme's name, in the enum's order: "xx", "words", "tagged".
+inline constexpr std::string_view kSchemeNames[] = {"xx", "words", "tagged"};
 std::string scheme_name(TreeScheme scheme);
+// "\"xx\", \"words\" or \"tagged\"", for messages.
+std::string scheme_names_quoted();
+// nullopt for another name.
 std::optional<TreeScheme> scheme_from_name(std::string_view name);
+// Whether a scheme writes the words' tags.
+inline bool scheme_has_tags(TreeScheme scheme) {
+  return scheme == TreeScheme::kTagged;
+}
 
 class TreeVocab {
  public:
@@ -46,19 +61,22 @@ class TreeVocab {
   explicit TreeVocab(const Tokenizer& tokenizer);
 
   // The ids of a linearised tree over `words` (encode_words of its words, which must be as many
-  // as its slots); nullopt (and the label in `missing`) when a label has no symbol.
+  // as its slots); nullopt (and the label, or the tag's symbol, in `missing`) when a label or a
+  // tag (the tagged scheme) has no symbol.
   std::optional<std::vector<int32_t>> encode(const std::vector<Item>& items, TreeScheme scheme,
                                              const EncodedWords& words,
                                              std::string* missing = nullptr) const;
   // Items of ids (PAD, BOS and EOS skipped): brackets, and slots for everything else. With
   // kPlaceholder, every other piece is a slot; with kWords, a run of pieces is a slot, a new one
-  // starting at a piece that begins a word ('▁') or follows a bracket.
+  // starting at a piece that begins a word ('▁') or follows a bracket; with kTagged, a tag starts
+  // a slot carrying it, and the pieces after it are its word (pieces without a tag before them
+  // make a slot without a tag, as in kWords).
   std::vector<Item> decode(const std::vector<int32_t>& ids, TreeScheme scheme) const;
   // What stands for the words in a target, word by word: a slot each, or their own pieces.
   EncodedWords target_words(TreeScheme scheme, const EncodedWords& source) const;
 
   // What each id is, for the decoding constraint.
-  enum Kind : uint8_t { kText, kOpening, kClosing, kWordSlot };
+  enum Kind : uint8_t { kText, kOpening, kClosing, kWordSlot, kTag };
   Kind kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
   // kOpening and kClosing ids: the index of their label (an opening and a closing bracket of the
   // same label share it).
@@ -68,6 +86,12 @@ class TreeVocab {
   int64_t size() const { return static_cast<int64_t>(kinds_.size()); }
   // Every bracket's id, in increasing order.
   const std::vector<int32_t>& bracket_ids() const { return bracket_ids_; }
+  // Every tag symbol's id, in increasing order (none in a vocabulary made before tags were).
+  const std::vector<int32_t>& tag_ids() const { return tag_ids_; }
+  // The tag a kTag id stands for: `NN` for `{NN}`.
+  const std::string& tag_name(int32_t id) const { return tag_names_by_id_.at(id); }
+  // The id of a tag's symbol, -1 when the vocabulary has none.
+  int32_t tag_id(const std::string& tag) const;
 
  private:
   std::vector<Kind> kinds_;
@@ -76,6 +100,9 @@ class TreeVocab {
   std::unordered_map<std::string, int32_t> label_of_name_;
   std::vector<int32_t> open_of_label_, close_of_label_;
   std::vector<int32_t> bracket_ids_;
+  std::vector<int32_t> tag_ids_;
+  std::unordered_map<int32_t, std::string> tag_names_by_id_;
+  std::unordered_map<std::string, int32_t> tag_of_name_;
   std::vector<bool> starts_word_;  // pieces that begin a word ('▁...')
   int32_t slot_ = -1;
 };

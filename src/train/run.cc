@@ -98,8 +98,9 @@ void check_request(const TrainRequest& r) {
   if (!parallel && r.options.subword_sampling > 0)
     fail("{} segments {}/{} text; it does not apply to {}", n("subword_sampling"), n("src"),
          n("tgt"), n("trees"));
-  if (r.tree_scheme != "xx" && r.tree_scheme != "words")
-    fail("{} must be \"xx\" or \"words\", got \"{}\"", n("tree_scheme"), r.tree_scheme);
+  if (!parse::scheme_from_name(r.tree_scheme))
+    fail("{} must be one of {}, got \"{}\"", n("tree_scheme"), parse::scheme_names_quoted(),
+         r.tree_scheme);
   if (!resume) {  // before the model directory is made
     try {
       check_train_options(r.options);
@@ -135,8 +136,10 @@ std::optional<std::string> prepare_model_dir(const TrainRequest& r, const std::s
   if (!r.trees.empty()) {
     parse::ParseSettings settings;
     settings.scheme = r.tree_scheme;
-    settings.max_opens =
-        static_cast<int>(parse::max_opens_in_a_row(parse::read_normalised_trees(r.trees)));
+    const std::vector<parse::Tree> trees = parse::read_normalised_trees(r.trees);
+    settings.max_opens = static_cast<int>(parse::max_opens_in_a_row(trees));
+    if (parse::scheme_has_tags(*parse::scheme_from_name(r.tree_scheme)))
+      settings.tag_lexicon = std::make_shared<parse::TagLexicon>(parse::tag_lexicon(trees));
     parse::write_parse_settings(model_dir, settings);
   }
   return std::nullopt;

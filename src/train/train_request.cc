@@ -1,6 +1,7 @@
 #include "train/train_request.h"
 
 #include "core/shortest_float.h"
+#include "parse/tree_vocab.h"
 
 namespace transduce {
 
@@ -20,9 +21,11 @@ std::vector<OptionSpec<TrainRequest>> make_request_specs() {
               &R::trees),
       text<R>("valid_trees", "a parser's validation treebank", &R::valid_trees),
       text_choice<R>("tree_scheme",
-                     "a new parser's target: brackets with each word as XX (xx) or as itself "
-                     "(words)",
-                     &R::tree_scheme, {"xx", "words"}),
+                     "a new parser's target: brackets with each word as XX (xx), as itself "
+                     "(words), or as its part-of-speech tag and itself (tagged: the parser "
+                     "writes real tags)",
+                     &R::tree_scheme,
+                     {std::begin(parse::kSchemeNames), std::end(parse::kSchemeNames)}),
       switch_<R>("subtrees",
                  "a parser's data augmentation: also train on every constituent of two or more "
                  "words as a sentence of its own",

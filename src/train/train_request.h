@@ -27,8 +27,8 @@ struct TrainRequest {
   // a treebank (trees, validated on valid_trees).
   std::string src, tgt, valid_src, valid_tgt;
   std::string trees, valid_trees;
-  std::string tree_scheme = "xx";  // a new parser's target: "xx" or "words" (parse/tree_vocab.h)
-  bool subtrees = false;           // a parser's augmentations (train/training_data.h)
+  std::string tree_scheme = "tagged";  // a new parser's target: parse::kSchemeNames
+  bool subtrees = false;               // a parser's augmentations (train/training_data.h)
   int word_swaps = 0;
   double word_swap_rate = 0.2;
   // A new model: its directory and the vocabulary's (made by `transduce vocab`); or a model

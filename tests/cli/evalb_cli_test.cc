@@ -185,28 +185,73 @@ TEST_F(EvalbCommand, JsonHasTheSameNumbers) {
       << text.out;
 }
 
-TEST_F(EvalbCommand, PlaceholderTagsTakeTheGoldsPunctuation) {
+TEST_F(EvalbCommand, PlaceholderTagsAreScoredAsEvalbScoresThem) {
   write("xx.txt",
         "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked)) (XX .)))\n"
         "(TOP (S (NP (XX The) (XX cat)) (VP (XX sat)) (XX .)))\n"
         "(TOP (S (NP (XX A) (XX cat)) (VP (XX sat))))\n"
         "(TOP (S (NP (XX the) (XX man)) (VP (XX go))))\n"
         "(TOP (S (NP (XX the) (XX man)) (VP (XX go))))\n");
-  // All five are scored, the periods tagged XX deleted as the gold's are: 15 matched of
-  // 3 + 3 + 3 + 4 + 3 = 16 gold brackets and 15 test brackets; no XX tag is a right tag.
+  // As EVALB: the two periods tagged XX stay words where the gold deletes them, so sentences 1
+  // and 2 are length mismatches; the other three match 3 + 3 + 3 of 3 + 4 + 3 gold brackets and
+  // 9 test brackets: recall 90.00, precision 100.00; no XX tag is a right tag.
   CommandResult r = run("evalb --gold " + path("gold.txt") + " --hyp " + path("xx.txt"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("sentences scored = 3\nsentences with errors = 2\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("recall = 90.00\nprecision = 100.00\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tagging accuracy = 0.00\n"), std::string::npos) << r.out;
+  const std::vector<std::string> warnings = lines_of(r.err);
+  ASSERT_EQ(warnings.size(), 3u) << r.err;
+  EXPECT_TRUE(warnings[0].starts_with("transduce: warning: sentence 1 (")) << warnings[0];
+  EXPECT_NE(warnings[0].find("length mismatch (3 words to score in gold, 4 in test"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(warnings[2],
+            "transduce: warning: 2 sentences were not scored because the predicted tags do not "
+            "mark punctuation as the gold tags do; --gold-tags gives the predicted words the gold "
+            "tags first (for parsers that predict no tags)");
+
+  // --gold-tags (not EVALB) gives the test words the gold tags: all five scored, 15 of 16 gold
+  // brackets and 15 test brackets, every tag right.
+  r = run("evalb --gold-tags --gold " + path("gold.txt") + " --hyp " + path("xx.txt"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("sentences scored = 5\nsentences with errors = 0\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("recall = 93.75\nprecision = 100.00\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tagging accuracy = 0.00\n"), std::string::npos) << r.out;
-  EXPECT_EQ(r.err, "");
-
-  // --gold-tags gives the same brackets and every tag right.
-  r = run("evalb --gold-tags --gold " + path("gold.txt") + " --hyp " + path("xx.txt"));
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("recall = 93.75\nprecision = 100.00\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tagging accuracy = 100.00\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+// EVALB stops at an error when the count before it is above its MAX_ERROR (COLLINS.prm: 10), so
+// at the 12th; -1 never stops.
+TEST_F(EvalbCommand, StopsAfterAsManyErrorsAsEvalbAllows) {
+  std::string gold, xx;
+  for (int i = 0; i < 14; ++i) {
+    gold += "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n";
+    xx += "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked)) (XX .)))\n";
+  }
+  write("gold14.txt", gold);
+  write("xx14.txt", xx);
+  CommandResult r = run("evalb --gold " + path("gold14.txt") + " --hyp " + path("xx14.txt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 13u) << r.err;  // 12 warnings, then the error
+  EXPECT_EQ(lines[12], "transduce: error: " + path("xx14.txt") +
+                           ":12: stopped at sentence 12 with 12 sentences not scored for errors, "
+                           "as EVALB stops past MAX_ERROR 10 (--max-errors; -1 scores every "
+                           "sentence); --gold-tags gives the predicted words the gold tags first "
+                           "(for parsers that predict no tags)");
+  r = run("evalb --max-errors 0 --gold " + path("gold14.txt") + " --hyp " + path("xx14.txt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("stopped at sentence 2 with 2 sentences"), std::string::npos) << r.err;
+  r = run("evalb --max-errors -1 --gold " + path("gold14.txt") + " --hyp " + path("xx14.txt"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sentences with errors = 14\n"), std::string::npos) << r.out;
+  r = run("evalb --max-errors -2 --gold " + path("gold14.txt") + " --hyp " + path("xx14.txt"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--max-errors: Value -2 not in range"), std::string::npos) << r.err;
 }
 
 TEST_F(EvalbCommand, TreesSpreadOverLinesAreRead) {

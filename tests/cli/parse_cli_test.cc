@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parse/linearize.h"
+#include "parse/tag_lexicon.h"
 #include "parse/tree.h"
 #include "parse/tree_data.h"
 #include "parse/tree_vocab.h"
@@ -65,7 +66,7 @@ TEST_F(ParseCommand, WordSwapsAddCopiesOfTheTrainingTrees) {
       "train --trees " + dir_->trees() + " --vocab " + dir_->vocab() + " --output " +
       path("swapped") +
       " --word-swaps 2 --word-swap-rate 0.5 --layers 1 --d-model 32 --d-ff 64 --heads 2 "
-      "--max-steps 1");
+      "--max-steps 1 --tree-scheme words");  // words: every tree's target within 256 tokens
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("training trees: 2 copies added with words of the open-class tags ("),
             std::string::npos)
@@ -78,7 +79,8 @@ TEST_F(ParseCommand, TrainingOnTreesMakesAParserDirectory) {
       << *train_output_;
   const nlohmann::json settings = read_json(trained() + "/parse.json");
   EXPECT_EQ(settings["task"], "parse");
-  EXPECT_EQ(settings["scheme"], "xx");
+  EXPECT_EQ(settings["scheme"], "tagged");  // the default
+  EXPECT_TRUE(settings.contains("tag_lexicon"));
   EXPECT_EQ(settings["decoding"]["beam"], 21);
   EXPECT_NEAR(settings["decoding"]["alpha"].get<double>(), 0.3, 1e-6);
   EXPECT_EQ(settings["decoding"]["max_len_a"], 1.0);
@@ -162,6 +164,48 @@ TEST_F(ParseCommand, ParsesEveryLineIntoATreeOverItsWordsInOrder) {
   }
 }
 
+// The tagged scheme: the parser writes part-of-speech tags, each one its parse.json lexicon allows
+// the word (any tag with --any-tag).
+TEST_F(ParseCommand, ATaggedParserWritesTheTagsItsLexiconAllows) {
+  const std::string tagged = path("tagged");
+  const CommandResult t = run_transduce(
+      "train --trees " + dir_->trees() + " --vocab " + dir_->vocab() + " --output " + tagged +
+      " --tree-scheme tagged --layers 1 --d-model 32 --d-ff 64 --heads 2 --batch-tokens 3000 "
+      "--max-steps 2");
+  ASSERT_EQ(t.status, 0) << t.out;
+  const nlohmann::json settings = read_json(tagged + "/parse.json");
+  EXPECT_EQ(settings["scheme"], "tagged");
+  const parse::TagLexicon lexicon =
+      parse::tag_lexicon_from_json(settings.at("tag_lexicon"), "parse.json");
+  EXPECT_EQ(lexicon.tags_of("the"), (std::vector<std::string>{"DT"}));
+  EXPECT_EQ(lexicon.tags_of(","), (std::vector<std::string>{","}));
+  {
+    std::ofstream f(path("tagged_in.txt"));
+    f << "Pierre Vinken , 61 years old , will join the board .\nThe zebra sat .\n";
+  }
+  int64_t outside = 0;
+  for (const char* flags : {"", " --any-tag"}) {
+    const CommandResult r = testing::run_transduce_apart(
+        "parse -m " + tagged + " --beam 2" + flags + " --input " + path("tagged_in.txt"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const std::string& line : lines_of(r.out)) {
+      const parse::Tree tree = parse::read_trees(line, "output").at(0);
+      const std::vector<std::string> words = tree.words(), tags = tree.tags();
+      for (size_t w = 0; w < words.size(); ++w) {
+        const std::vector<std::string> allowed = lexicon.tags_of(words[w]);
+        const bool in = std::find(allowed.begin(), allowed.end(), tags[w]) != allowed.end();
+        EXPECT_NE(tags[w], "XX");
+        if (*flags == '\0') {
+          EXPECT_TRUE(in) << words[w] << " tagged " << tags[w];
+        } else {
+          outside += !in;
+        }
+      }
+    }
+  }
+  EXPECT_GT(outside, 0);  // random weights, any tag: some outside the lexicon
+}
+
 TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   const testing::RandomModelDir translator("parse_cli_translator");
   CommandResult r = run_transduce("parse -m " + translator.model() + " < /dev/null");
@@ -213,7 +257,7 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   // A parse.json that is wrong: one line naming the file and what is wrong with it.
   const std::pair<std::string, std::string> broken[] = {
       {R"({"task": "parse", "scheme": "other"})",
-       R"(unknown tree scheme 'other' (this transduce knows "xx" and "words"))"},
+       R"(unknown tree scheme 'other' (this transduce knows "xx", "words" or "tagged"))"},
       {R"({"task": "parse", "scheme": "words", "decoding": {"alpha": -1}})",
        "alpha -1 is not between 0 and 10"},
       {R"({"task": "parse", "scheme": "words", "decoding": {"bracket_bonus": 11}})",

@@ -253,18 +253,22 @@ TEST(EvalbSentence, PunctuationIsDeletedByEachTreesOwnTags) {
       << s.problem;
 }
 
-TEST(EvalbSentence, PlaceholderTagsArePunctuationWhereTheGoldSaysSo) {
-  // XX on every word (a parser that predicts no tags, as ours): "." counts as punctuation by its
-  // gold tag, so the sentence scores 3 of 3 brackets; the XX tags themselves are all wrong.
-  const std::string xx = "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked)) (XX .)))";
-  expect_counts(score(kDog, xx), 3, 3, 3, 0, 3, 0);
-  // The same tree with the gold's tags scores the same brackets (EVALB gives these counts).
-  expect_counts(score(kDog, "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))"), 3, 3, 3, 0,
-                3, 3);
-  // Only XX defers to the gold: a real tag still decides for itself (the NN comma above).
+TEST(EvalbSentence, PlaceholderTagsAreWordsAsInEvalb) {
+  // XX on every word (a parser that predicts no tags): XX is no DELETE_LABEL, so EVALB keeps the
+  // period as a word where the gold deletes it: 3 words to score in gold, 4 in test, a length
+  // mismatch ("Length unmatch (3|4)"), as EVALB reports it.
+  const EvalbSentence s = score(kDog, "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked)) (XX .)))");
+  EXPECT_EQ(s.status, EvalbStatus::kError);
+  EXPECT_TRUE(s.punctuation_tags_differ);
+  EXPECT_TRUE(s.problem.starts_with("length mismatch (3 words to score in gold, 4 in test"))
+      << s.problem;
+  // Without punctuation the words align and the brackets are scored; every XX tag is wrong.
   expect_counts(score("(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked))))",
                       "(TOP (S (NP (XX The) (XX dog)) (VP (XX barked))))"),
                 3, 3, 3, 0, 3, 0);
+  // The same tree with real tags, the period's included, scores 3 of 3 brackets and 3 tags.
+  expect_counts(score(kDog, "(TOP (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))"), 3, 3, 3, 0,
+                3, 3);
 }
 
 TEST(EvalbSentence, GoldTagsOptionGivesTheTestWordsTheGoldTags) {

@@ -82,15 +82,20 @@ TEST(Linearize, WritesTheBracketsWithWordSlots) {
   EXPECT_EQ(max_opens_in_a_row({normalise(t[0]), normalise(deep[0])}), 4);
 }
 
+// Slots carry the words' tags, and restoring gives them back; slots without a tag (what the xx and
+// words schemes decode to) give XX.
 TEST(Linearize, RestoringIsTheIdentityOnEveryTreeOfTheSample) {
   int64_t trees = 0;
   for (const char* split : {"train", "dev", "test"}) {
     for (const Tree& t : read_normalised_trees(
              testing::shared_data_file(std::string("ptb-sample/") + split + ".trees"))) {
       Repairs r;
-      const Tree back = restore(linearize(t), t.words(), &r);
-      ASSERT_EQ(back, with_slot_tags(t)) << split << ": " << to_string(t);
+      std::vector<Item> items = linearize(t);
+      ASSERT_EQ(restore(items, t.words(), &r), t) << split << ": " << to_string(t);
       EXPECT_EQ(r.total(), 0);
+      for (Item& item : items)
+        if (item.kind == Item::kSlot) item.label.clear();
+      ASSERT_EQ(restore(items, t.words(), &r), with_slot_tags(t)) << split << ": " << to_string(t);
       ++trees;
     }
   }

@@ -7,9 +7,13 @@
 #include <vector>
 
 #include "decode/loaded_model.h"
+#include "parse/evalb.h"
 #include "parse/parser.h"
+#include "parse/tag_lexicon.h"
+#include "parse/tree_data.h"
 #include "parse/tree_vocab.h"
 #include "support/random_parser.h"
+#include "support/shared_data.h"
 
 namespace transduce::parse {
 namespace {
@@ -105,6 +109,61 @@ TEST_F(RandomParser, ALongSentenceIsCutForTheModelAndKeepsAllItsWords) {
   EXPECT_EQ(out[1].tree.words(), words);
   EXPECT_GT(out[1].repairs.missing_words, 0);
   EXPECT_EQ(out[0].repairs.total(), 0);
+}
+
+// A tagged parser gives every word a tag its lexicon allows, so EVALB's rule (each tree's own tags
+// decide what is punctuation) finds a length mismatch only in a sentence with a word the lexicon
+// lets be punctuation or not. Random weights with any tag for any word tag punctuation as words.
+TEST_F(RandomParser, TaggedWordsTakeTheTagsOfTheirLexicon) {
+  const auto lexicon =
+      std::make_shared<TagLexicon>(tag_lexicon(read_normalised_trees(dir_->trees())));
+  // 40 dev sentences whose tagged targets fit the random model's 128 positions.
+  std::vector<Tree> dev;
+  std::vector<std::vector<std::string>> input;
+  for (const Tree& t : read_normalised_trees(testing::shared_data_file("ptb-sample/dev.trees"))) {
+    if (t.words().size() > 25 || dev.size() == 40) continue;
+    dev.push_back(t);
+    input.push_back(t.words());
+  }
+  const auto either_way = [&](const std::string& word) {
+    int deleted = 0;
+    const std::vector<std::string> tags = lexicon->tags_of(word);
+    for (const std::string& tag : tags) deleted += evalb_deletes_tag(tag);
+    return deleted > 0 && deleted < static_cast<int>(tags.size());
+  };
+  ParseOptions o;
+  o.scheme = TreeScheme::kTagged;
+  o.search.beam = 2;
+  o.search.max_len_b = 300;
+  o.tag_lexicon = lexicon;
+  const std::vector<ParsedSentence> out =
+      Parser(loaded_->model(), loaded_->tokenizer(), o).parse(input);
+  int64_t punctuation = 0;
+  for (size_t i = 0; i < dev.size(); ++i) {
+    const std::vector<std::string> words = out[i].tree.words(), tags = out[i].tree.tags();
+    ASSERT_EQ(words, escaped(input[i]));
+    EXPECT_EQ(out[i].repairs.total(), 0);
+    bool ambiguous = false;
+    for (size_t w = 0; w < words.size(); ++w) {
+      const std::vector<std::string> allowed = lexicon->tags_of(words[w]);
+      EXPECT_NE(std::find(allowed.begin(), allowed.end(), tags[w]), allowed.end())
+          << words[w] << " tagged " << tags[w];
+      ambiguous = ambiguous || either_way(words[w]);
+      punctuation += evalb_deletes_tag(tags[w]);
+    }
+    if (!ambiguous) {
+      EXPECT_NE(evalb_sentence(dev[i], out[i].tree).status, EvalbStatus::kError)
+          << to_string(out[i].tree);
+    }
+  }
+  EXPECT_GT(punctuation, 40);  // the sentences' commas and periods
+  o.tag_lexicon = nullptr;
+  const std::vector<ParsedSentence> any =
+      Parser(loaded_->model(), loaded_->tokenizer(), o).parse(input);
+  int64_t errors = 0;
+  for (size_t i = 0; i < dev.size(); ++i)
+    errors += evalb_sentence(dev[i], any[i].tree).status == EvalbStatus::kError;
+  EXPECT_GT(errors, 20);
 }
 
 TEST_F(RandomParser, EmptySentencesGiveEmptyTrees) {

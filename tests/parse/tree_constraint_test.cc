@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -67,7 +68,20 @@ std::vector<float> uniform_row(int64_t n) {
 TEST_F(SampleVocab, SymbolsArePiecesOfTheirOwn) {
   const std::vector<std::string> symbols = tree_symbols(*trees_);
   EXPECT_EQ(symbols.front(), "XX");
-  EXPECT_EQ(vocab_->bracket_ids().size() + 1, symbols.size());  // and the slot
+  // The slot, two brackets a label and a symbol a tag: the sample has 26 labels and 45 tags.
+  EXPECT_EQ(vocab_->bracket_ids().size(), 2u * 26u);
+  EXPECT_EQ(vocab_->tag_ids().size(), 45u);
+  EXPECT_EQ(vocab_->bracket_ids().size() + vocab_->tag_ids().size() + 1, symbols.size());
+  for (int32_t id : vocab_->tag_ids()) {
+    EXPECT_EQ(tokenizer_->piece(id), tag_symbol(vocab_->tag_name(id)));
+    EXPECT_EQ(vocab_->tag_id(vocab_->tag_name(id)), id);
+  }
+  EXPECT_EQ(vocab_->tag_id("NN"), tokenizer_->piece_id("{NN}"));
+  EXPECT_EQ(vocab_->tag_id("-LRB-"), tokenizer_->piece_id("{-LRB-}"));
+  EXPECT_EQ(vocab_->tag_id(","),
+            tokenizer_->piece_id("{%2C}"));  // SentencePiece's lists split at commas
+  EXPECT_EQ(tag_symbol("a%b,c"), "{a%25b%2Cc}");
+  EXPECT_EQ(vocab_->tag_id("NOSUCHTAG"), -1);
   for (const std::string& s : symbols) {
     const int32_t id = tokenizer_->piece_id(s);
     ASSERT_GE(id, 0) << s;
@@ -81,26 +95,62 @@ TEST_F(SampleVocab, SymbolsArePiecesOfTheirOwn) {
   EXPECT_EQ(escape_word("}"), "-RCB-");
 }
 
-constexpr TreeScheme kSchemes[] = {TreeScheme::kPlaceholder, TreeScheme::kWords};
+constexpr TreeScheme kSchemes[] = {TreeScheme::kPlaceholder, TreeScheme::kWords,
+                                   TreeScheme::kTagged};
+
+// The constraint for a scheme, as the parser makes it.
+TreeConstraint constraint_for(const TreeVocab& vocab, TreeScheme scheme, int64_t max_opens,
+                              bool any_word = false) {
+  return TreeConstraint(vocab, max_opens, any_word, 0.0f, scheme_has_tags(scheme));
+}
 
 TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
   for (TreeScheme scheme : kSchemes) {
     for (const Tree& t : *trees_) {
-      const std::vector<Item> items = linearize(t);
+      std::vector<Item> items = linearize(t);
       const EncodedWords words = encode_words(*tokenizer_, t.words());
       const auto ids = vocab_->encode(items, scheme, words);
       ASSERT_TRUE(ids.has_value()) << to_string(t);
+      // Only the tagged scheme writes, and so gives back, the words' tags.
+      if (!scheme_has_tags(scheme))
+        for (Item& item : items)
+          if (item.kind == Item::kSlot) item.label.clear();
       EXPECT_EQ(vocab_->decode(*ids, scheme), items) << scheme_name(scheme);
-      // The words are there as slots, or as their pieces in order.
-      std::vector<int32_t> text;
-      for (int32_t id : *ids)
-        if (!vocab_->bracket(id)) text.push_back(id);
+      // The words are there as slots, or as their pieces in order; with tags, each word's tag
+      // comes right before its first piece.
+      std::vector<int32_t> text, tags;
+      for (size_t i = 0; i < ids->size(); ++i) {
+        const int32_t id = (*ids)[i];
+        if (vocab_->kind(id) == TreeVocab::kTag) {
+          tags.push_back(id);
+          ASSERT_LT(i + 1, ids->size());
+          // Between two words: no piece out yet, or the pieces of whole words.
+          EXPECT_TRUE(text.empty() ||
+                      std::find(words.word_ends.begin(), words.word_ends.end(),
+                                static_cast<int64_t>(text.size())) != words.word_ends.end());
+          EXPECT_EQ(vocab_->kind((*ids)[i + 1]), TreeVocab::kText);
+        } else if (!vocab_->bracket(id)) {
+          text.push_back(id);
+        }
+      }
       EXPECT_EQ(text, vocab_->target_words(scheme, words).pieces);
-      if (scheme == TreeScheme::kWords) {
+      if (scheme != TreeScheme::kPlaceholder) {
         EXPECT_EQ(text, words.pieces);
+      }
+      if (scheme_has_tags(scheme)) {
+        ASSERT_EQ(tags.size(), t.tags().size());
+        for (size_t w = 0; w < tags.size(); ++w) EXPECT_EQ(vocab_->tag_name(tags[w]), t.tags()[w]);
+      } else {
+        EXPECT_TRUE(tags.empty());
       }
     }
   }
+  std::string missing_tag;
+  EXPECT_FALSE(vocab_
+                   ->encode({{Item::kSlot, "NOSUCHTAG"}}, TreeScheme::kTagged,
+                            encode_words(*tokenizer_, {"the"}), &missing_tag)
+                   .has_value());
+  EXPECT_EQ(missing_tag, "{NOSUCHTAG}");
   std::string missing;
   EXPECT_FALSE(
       vocab_->encode({{Item::kOpen, "NOSUCHLABEL"}}, TreeScheme::kPlaceholder, {}, &missing)
@@ -116,6 +166,17 @@ TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
   ASSERT_GT(two.pieces.size(), 2u) << "Vinken should take more than one piece";
   EXPECT_EQ(vocab_->decode(ids, TreeScheme::kWords),
             (std::vector<Item>{{Item::kSlot, {}}, {Item::kSlot, {}}}));
+  // In tagged, a tag opens a slot with that tag, which takes the pieces after it; pieces without
+  // a tag before them make a slot without one, as in words.
+  const int32_t dt = vocab_->tag_id("DT"), nnp = vocab_->tag_id("NNP");
+  std::vector<int32_t> tagged{dt};
+  tagged.insert(tagged.end(), two.pieces.begin(), two.pieces.end());
+  EXPECT_EQ(vocab_->decode(tagged, TreeScheme::kTagged),
+            (std::vector<Item>{{Item::kSlot, "DT"}, {Item::kSlot, {}}}));
+  tagged = {dt, two.pieces[0], nnp};
+  tagged.insert(tagged.end(), two.pieces.begin() + 1, two.pieces.end());
+  EXPECT_EQ(vocab_->decode(tagged, TreeScheme::kTagged),
+            (std::vector<Item>{{Item::kSlot, "DT"}, {Item::kSlot, "NNP"}}));
 }
 
 TEST_F(SampleVocab, WordPiecesPerWordAreTheSentencesPieces) {
@@ -150,10 +211,10 @@ TEST(TreeVocabErrors, RefusesAVocabularyWithoutTreeSymbols) {
 }
 
 TEST_F(SampleVocab, TheConstraintNeverBansATreebankTree) {
-  // The tightest limit on opening brackets in a row that the treebank allows.
-  const TreeConstraint constraint(*vocab_, max_opens_in_a_row(*trees_));
   const int32_t stray = encode_words(*tokenizer_, {"zebra"}).pieces[0];
   for (TreeScheme scheme : kSchemes) {
+    // The tightest limit on opening brackets in a row that the treebank allows.
+    const TreeConstraint constraint = constraint_for(*vocab_, scheme, max_opens_in_a_row(*trees_));
     for (const Tree& t : *trees_) {
       const EncodedWords words = encode_words(*tokenizer_, t.words());
       const EncodedWords target = vocab_->target_words(scheme, words);
@@ -177,14 +238,16 @@ TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 3000; ++trial) {
     const int64_t max_opens = trial % 3;  // none, 1 or 2 in a row
-    const TreeConstraint constraint(*vocab_, max_opens, trial % 4 < 2);
-    const TreeScheme scheme = kSchemes[trial % 2];
+    const TreeScheme scheme = kSchemes[(trial / 3) % 3];
+    const TreeConstraint constraint = constraint_for(*vocab_, scheme, max_opens, trial % 4 < 2);
     const std::vector<std::string> sentence = (*trees_)[rng() % trees_->size()].words();
     const std::vector<std::string> w(
         sentence.begin(), sentence.begin() + 1 + rng() % std::min<size_t>(30, sentence.size()));
     const EncodedWords words = encode_words(*tokenizer_, w);
     const EncodedWords target = vocab_->target_words(scheme, words);
-    const int64_t pieces = static_cast<int64_t>(target.pieces.size());
+    // The fewest tokens the words take: their pieces, and a tag each in the tagged scheme.
+    const int64_t pieces = static_cast<int64_t>(target.pieces.size()) +
+                           (scheme_has_tags(scheme) ? static_cast<int64_t>(w.size()) : 0);
     const int64_t max_len = pieces + static_cast<int64_t>(rng() % (2 * pieces + 10));
     std::vector<int32_t> prefix;
     for (;;) {
@@ -308,6 +371,49 @@ bool well_formed(const std::vector<Item>& items, int words, int max_opens) {
   return open.empty() && slots == words;
 }
 
+// Every sequence the constraint lets a walk end on (EOS allowed after it), over `symbols`, by
+// depth-first search; `check` sees each allowed symbol's score.
+std::set<std::vector<int32_t>> allowed_walks(
+    const TreeConstraint& constraint, int64_t vocab_size, const std::vector<int32_t>& symbols,
+    const EncodedWords& target, int max_len,
+    const std::function<void(int32_t, float)>& check = nullptr) {
+  std::set<std::vector<int32_t>> allowed;
+  std::vector<int32_t> prefix;
+  std::function<void()> walk = [&] {
+    std::vector<float> row = uniform_row(vocab_size);
+    constraint.apply(prefix, target, max_len, row.data());
+    if (std::isfinite(row[kEosId])) allowed.insert(prefix);
+    for (int32_t id : symbols) {
+      if (!std::isfinite(row[id])) continue;
+      if (check) check(id, row[id]);
+      prefix.push_back(id);
+      walk();
+      prefix.pop_back();
+    }
+  };
+  walk();
+  return allowed;
+}
+
+// Every sequence of `symbols` of at most `max_len`, kept when `keep` says so.
+std::set<std::vector<int32_t>> sequences_where(
+    const std::vector<int32_t>& symbols, int max_len,
+    const std::function<bool(const std::vector<int32_t>&)>& keep) {
+  std::set<std::vector<int32_t>> kept;
+  std::vector<int32_t> seq;
+  std::function<void()> all = [&] {
+    if (keep(seq)) kept.insert(seq);
+    if (static_cast<int>(seq.size()) == max_len) return;
+    for (int32_t id : symbols) {
+      seq.push_back(id);
+      all();
+      seq.pop_back();
+    }
+  };
+  all();
+  return kept;
+}
+
 TEST(TreeConstraintExact, AllowsExactlyTheWellFormedSequencesOnSmallCases) {
   testing::TempDir dir("tree_constraint_small");
   {
@@ -325,43 +431,86 @@ TEST(TreeConstraintExact, AllowsExactlyTheWellFormedSequencesOnSmallCases) {
     const TreeConstraint constraint(vocab, max_opens);
     for (int words = 1; words <= 3; ++words) {
       for (int max_len = words; max_len <= 7; ++max_len) {
-        // What the constraint lets through, by depth-first search.
-        std::set<std::vector<int32_t>> allowed;
-        std::vector<int32_t> prefix;
         EncodedWords target;
         for (int w = 1; w <= words; ++w) {
           target.pieces.push_back(vocab.slot_id());
           target.word_ends.push_back(w);
         }
-        std::function<void()> walk = [&] {
-          std::vector<float> row = uniform_row(vocab.size());
-          constraint.apply(prefix, target, max_len, row.data());
-          if (std::isfinite(row[kEosId])) allowed.insert(prefix);
-          for (int32_t id : symbols) {
-            if (!std::isfinite(row[id])) continue;
-            prefix.push_back(id);
-            walk();
-            prefix.pop_back();
-          }
-        };
-        walk();
-        // Every sequence of symbols up to max_len, kept when well-formed.
-        std::set<std::vector<int32_t>> valid;
-        std::vector<int32_t> seq;
-        std::function<void()> all = [&] {
-          if (well_formed(vocab.decode(seq, TreeScheme::kPlaceholder), words, max_opens))
-            valid.insert(seq);
-          if (static_cast<int>(seq.size()) == max_len) return;
-          for (int32_t id : symbols) {
-            seq.push_back(id);
-            all();
-            seq.pop_back();
-          }
-        };
-        all();
+        const auto allowed = allowed_walks(constraint, vocab.size(), symbols, target, max_len);
+        const auto valid = sequences_where(symbols, max_len, [&](const std::vector<int32_t>& seq) {
+          return well_formed(vocab.decode(seq, TreeScheme::kPlaceholder), words, max_opens);
+        });
         EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens, "
                                   << max_opens << " opening brackets in a row";
         EXPECT_FALSE(valid.empty());
+      }
+    }
+  }
+}
+
+// The tagged scheme on small cases: a sequence is well-formed when every word is a tag followed by
+// the word's piece, and the tags and brackets around them are as above.
+TEST(TreeConstraintExact, WithTagsAllowsExactlyTheWellFormedSequencesOnSmallCases) {
+  testing::TempDir dir("tree_constraint_tags");
+  {
+    std::ofstream text(dir.path() + "/text.txt");
+    for (int i = 0; i < 50; ++i) text << "a b c d e f g h\n";
+  }
+  Tokenizer::train({dir.path() + "/text.txt"}, 26, "bpe", dir.path() + "/spm", 1, 0,
+                   {"XX", "(A", "(B", ")A", ")B", "{T}", "{U}"});
+  const Tokenizer tok(dir.path() + "/spm.model");
+  const TreeVocab vocab(tok);
+  ASSERT_EQ(vocab.tag_ids().size(), 2u);
+  // Every word is the one piece `a`.
+  const int32_t piece = tok.piece_id(
+      "\xE2\x96\x81"
+      "a");
+  ASSERT_GE(piece, 0);
+  std::vector<int32_t> symbols = vocab.bracket_ids();
+  symbols.insert(symbols.end(), vocab.tag_ids().begin(), vocab.tag_ids().end());
+  symbols.push_back(piece);
+  // The sequence as items when each piece follows a tag and each tag is followed by a piece.
+  const auto tagged_items =
+      [&](const std::vector<int32_t>& seq) -> std::optional<std::vector<Item>> {
+    std::vector<Item> items;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      const TreeVocab::Kind kind = vocab.kind(seq[i]);
+      if (kind == TreeVocab::kTag) {
+        if (i + 1 == seq.size() || seq[i + 1] != piece) return std::nullopt;
+        items.push_back({Item::kSlot, vocab.tag_name(seq[i])});
+        ++i;
+      } else if (vocab.bracket(seq[i])) {
+        items.push_back(vocab.decode({seq[i]}, TreeScheme::kTagged)[0]);
+      } else {
+        return std::nullopt;
+      }
+    }
+    return items;
+  };
+  for (int max_opens : {0, 1}) {
+    for (bool any_word : {false, true}) {
+      const TreeConstraint constraint(vocab, max_opens, any_word, 0.0f, true);
+      for (int words = 1; words <= 2; ++words) {
+        EncodedWords target;
+        for (int w = 1; w <= words; ++w) {
+          target.pieces.push_back(piece);
+          target.word_ends.push_back(w);
+        }
+        for (int max_len = 2 * words; max_len <= 6; ++max_len) {
+          // The scores: a tag's and a bracket's own, a word's piece certain with any_word.
+          const auto allowed = allowed_walks(
+              constraint, vocab.size(), symbols, target, max_len, [&](int32_t id, float score) {
+                EXPECT_EQ(score, id == piece && any_word ? 0.0f : -1.0f);
+              });
+          const auto valid =
+              sequences_where(symbols, max_len, [&](const std::vector<int32_t>& seq) {
+                const auto items = tagged_items(seq);
+                return items && well_formed(*items, words, max_opens);
+              });
+          EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens, "
+                                    << max_opens << " opening brackets in a row";
+          EXPECT_FALSE(valid.empty());
+        }
       }
     }
   }

@@ -12,8 +12,9 @@ from conftest import read_lines, run, shared_data
 
 @pytest.fixture(scope="module")
 def parser_dir(tmp_path_factory, transduce_bin):
-    """A 1+1-layer d_model 64 parser trained for 80 updates on 300 trees of the Penn Treebank
-    sample: its trees are poor, which does not matter for comparing with the command line.
+    """A 1+1-layer d_model 64 tagged parser trained for 80 updates on 300 trees of the Penn
+    Treebank sample: its trees are poor, which does not matter for comparing with the command
+    line.
     Returns the folder holding model/ and dev.words (40 sentences)."""
     data = shared_data() / "ptb-sample"
     assert (data / "train.trees").is_file(), f"{data}: the Penn Treebank sample is missing"
@@ -28,7 +29,7 @@ def parser_dir(tmp_path_factory, transduce_bin):
     run(transduce_bin, "--threads", 2, "train", "--trees", root / "train.trees", "--valid-trees",
         root / "valid.trees", "--vocab", root / "vocab", "--output", root / "model", "--layers", 1,
         "--d-model", 64, "--d-ff", 128, "--heads", 4, "--batch-tokens", 3000, "--max-steps", 80,
-        "--log-every", 20)
+        "--log-every", 20, "--tree-scheme", "tagged")
     return root
 
 
@@ -42,6 +43,7 @@ def parser(parser_dir):
     (["--beam", 3, "--alpha", 1.0, "--bracket-bonus", 0.5], {"beam": 3, "alpha": 1.0,
                                                              "bracket_bonus": 0.5}),
     (["--beam", 4, "--free"], {"beam": 4, "free": True}),
+    (["--beam", 4, "--any-tag"], {"beam": 4, "any_tag": True}),
 ])
 def test_trees_equal_the_command_line(parser_dir, transduce_bin, parser, flags, options):
     sentences = read_lines(parser_dir / "dev.words")
@@ -67,6 +69,7 @@ def test_trees_equal_the_command_line(parser_dir, transduce_bin, parser, flags, 
 def test_parse_json_gives_the_defaults_and_parse_is_one_call(parser_dir, parser):
     settings = json.loads((parser_dir / "model" / "parse.json").read_text())["decoding"]
     assert parser.beam == settings["beam"] == 21
+    assert parser.scheme == "tagged"
     assert parser.alpha == pytest.approx(settings["alpha"])
     sentences = read_lines(parser_dir / "dev.words")[:8] + ["", "   "]
     default = parser.parse(sentences)

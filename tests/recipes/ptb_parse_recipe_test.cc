@@ -83,11 +83,17 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(results["profile"], "tiny");
   // The report's test F1 is what evalb says of the parses it names.
   const nlohmann::json test_score = nlohmann::json::parse(
-      run_shell(tx("evalb --json --gold " + (out / "data/test.trees").string() + " --hyp " +
-                   (out / "test.parsed.trees").string()),
+      run_shell(tx("evalb --json --max-errors -1 --gold " + (out / "data/test.trees").string() +
+                   " --hyp " + (out / "test.parsed.trees").string()),
                 false)
           .out);
   EXPECT_DOUBLE_EQ(results["test"]["f1"].get<double>(), test_score["f1"].get<double>());
+  // The parser writes its own tags (the tagged scheme), scored as EVALB scores them.
+  EXPECT_EQ(results["scheme"], "tagged");
+  EXPECT_DOUBLE_EQ(results["test"]["tagging_accuracy"].get<double>(),
+                   test_score["tagging_accuracy"].get<double>());
+  EXPECT_EQ(results["test"]["errors"], test_score["errors"]);
+  EXPECT_EQ(read_file(out / "test.parsed.trees").find("(XX "), std::string::npos);
   EXPECT_EQ(m[1].str(), fmt::format("{:.2f}", test_score["f1"].get<double>()));
   EXPECT_EQ(results["test"]["sentences"], 20);
   EXPECT_EQ(results["test"]["repaired_sentences"], 0);  // constrained decoding
@@ -130,7 +136,7 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
   EXPECT_EQ(lines_of(redo.out).back(), lines.back());
   const nlohmann::json redone = read_json(out / "results.json");
   EXPECT_TRUE(redone["decode_only"].get<bool>());
-  EXPECT_EQ(redone["scheme"], "words");
+  EXPECT_EQ(redone["scheme"], "tagged");
   EXPECT_EQ(redone["training"]["word_swaps"], 1);
   EXPECT_EQ(redone["training"]["steps_limit"], 20);
   EXPECT_TRUE(redone["training"]["minutes_limit"].is_null());
@@ -207,10 +213,10 @@ TEST_F(PtbParseRecipe, DownloadsAndSplitsTheSampleByFile) {
   const std::vector<std::string> all = lines_of(read_file(sample));
   const std::vector<std::string> train = lines_of(read_file(out / "data/train.trees"));
   ASSERT_EQ(train.size(), 36u);
-  // Each split starts with its first file's first tree, rewritten on one line.
+  // Each split starts with its first file's first tree, normalised on one line.
   auto one_line = [&](const std::string& tree) {
     std::ofstream(dir_ / "one.trees") << tree << "\n";
-    return run_shell(tx("trees --input " + (dir_ / "one.trees").string()), false).out;
+    return run_shell(tx("trees --normalised --input " + (dir_ / "one.trees").string()), false).out;
   };
   EXPECT_EQ(train[0] + "\n", one_line(all[0]));
   EXPECT_EQ(lines_of(read_file(out / "data/dev.trees"))[0] + "\n", one_line(all[36]));
