@@ -57,9 +57,9 @@ std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::str
         output_limit(model_.config(), static_cast<int64_t>(enc.pieces.size()) + 1, options_.search);
     pieces[i] = std::move(enc.pieces);
   }
-  // The tagged scheme's lexicon: the tag ids each word may take.
+  // The tagged scheme's lexicon, for the constraint: the tag ids each word may take.
   std::vector<std::vector<std::vector<int32_t>>> word_tags(n);
-  if (options_.tag_lexicon && scheme_has_tags(options_.scheme)) {
+  if (options_.constrained && options_.tag_lexicon && scheme_has_tags(options_.scheme)) {
     for (size_t i = 0; i < n; ++i) {
       for (size_t w = 0; w < targets[i].word_ends.size(); ++w) {
         std::vector<int32_t>& ids = word_tags[i].emplace_back();

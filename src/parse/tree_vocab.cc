@@ -122,8 +122,9 @@ TreeVocab::TreeVocab(const Tokenizer& tokenizer) {
     if (piece.size() > 2 && piece.front() == '{' && piece.back() == '}') {
       kinds_[id] = kTag;
       tag_ids_.push_back(id);
-      tag_names_by_id_[id] = tag_of_symbol(piece);
-      tag_of_name_[tag_names_by_id_[id]] = id;
+      labels_[id] = static_cast<int32_t>(tag_names_.size());
+      tag_names_.push_back(tag_of_symbol(piece));
+      tag_of_name_[tag_names_.back()] = id;
       continue;
     }
     if (piece.size() < 2 || (piece[0] != '(' && piece[0] != ')')) continue;

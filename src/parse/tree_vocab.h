@@ -89,7 +89,9 @@ class TreeVocab {
   // Every tag symbol's id, in increasing order (none in a vocabulary made before tags were).
   const std::vector<int32_t>& tag_ids() const { return tag_ids_; }
   // The tag a kTag id stands for: `NN` for `{NN}`.
-  const std::string& tag_name(int32_t id) const { return tag_names_by_id_.at(id); }
+  const std::string& tag_name(int32_t id) const {
+    return tag_names_.at(static_cast<size_t>(labels_.at(static_cast<size_t>(id))));
+  }
   // The id of a tag's symbol, -1 when the vocabulary has none.
   int32_t tag_id(const std::string& tag) const;
 
@@ -101,7 +103,7 @@ class TreeVocab {
   std::vector<int32_t> open_of_label_, close_of_label_;
   std::vector<int32_t> bracket_ids_;
   std::vector<int32_t> tag_ids_;
-  std::unordered_map<int32_t, std::string> tag_names_by_id_;
+  std::vector<std::string> tag_names_;  // kTag ids: labels_ indexes these
   std::unordered_map<std::string, int32_t> tag_of_name_;
   std::vector<bool> starts_word_;  // pieces that begin a word ('▁...')
   int32_t slot_ = -1;
