@@ -10,6 +10,13 @@ from processes import write_atomically
 from training_log import clock, fmt, read_log, training_summary
 
 
+# The schemes whose parsers write part-of-speech tags (train --tree-scheme's choices).
+TAGGED_SCHEMES = ("tagged", "tagged-after")
+# How each scheme writes a word in the target.
+TARGET_WORD = {"words": "as itself", "tagged": "as its tag and itself",
+               "tagged-after": "as itself and its tag"}
+
+
 def collect(r, curve, grid, best, chosen_weights, dev, test, timings, wall_seconds):
     """results.json's object. R is the run (recipes/ptb-parse/run's plan(): its profile, prof,
     trained settings, sources, model_dir, env_notes and args); DEV and TEST are each (EVALB
@@ -80,7 +87,9 @@ def markdown(r):
                      f"{s['complete_match']:.2f} | {s.get('tagging_accuracy', 0):.2f} | "
                      f"{s['sentences']} ({s['scored']}, {s['errors']}) | "
                      f"{100 * s['repaired_share']:.1f}% |")
-    tagged = r["scheme"] == "tagged"
+    tagged = r["scheme"] in TAGGED_SCHEMES
+    # A run from before batch_parts was recorded made one batch on each rank.
+    parts = t.get("batch_parts", t.get("ranks", 1))
     lines += [
         "",
         "F1 is `transduce evalb` (EVALB's rules with COLLINS.prm) on the parser's output as it is"
@@ -92,8 +101,7 @@ def markdown(r):
         "",
         "## Training",
         "",
-        f"- target: brackets with each word "
-        f"{ {'words': 'as itself', 'tagged': 'as its tag and itself'}.get(r['scheme'], 'as XX')}"
+        f"- target: brackets with each word {TARGET_WORD.get(r['scheme'], 'as XX')}"
         f" (scheme `{r['scheme']}`)",
         f"- model: {m['layers']}+{m['layers']} layers ({m.get('norm', 'post')}-norm), "
         f"d_model {m['d_model']}, d_ff {m['d_ff']}, "
@@ -102,8 +110,8 @@ def markdown(r):
         f"BPE vocabulary of {m['vocab_size']} with the tree symbols; GEMMs in "
         f"{t.get('compute_type', 'fp32')}",
         f"- batches of {t['batch_tokens']} tokens a side"
-        + (f" ({t['ranks']} data-parallel ranks of {t['batch_tokens'] // t['ranks']})"
-           if t.get("ranks", 1) > 1 else "")
+        + (f" in {parts} length-sorted parts" if parts > 1 else "")
+        + (f" on {t['ranks']} data-parallel ranks" if t.get("ranks", 1) > 1 else "")
         + f", warmup {t['warmup']}, learning-rate scale {t['lr_scale']} on equation 3"
         + (f", then falling to 0 at the end of training (`--lr-schedule {t['lr_schedule']}`)"
            if t.get("lr_schedule", "inverse-sqrt") != "inverse-sqrt" else "")

@@ -27,7 +27,7 @@ Parser::Parser(Transformer& model, const Tokenizer& tokenizer, ParseOptions opti
       vocab_(tokenizer),
       constraint_(vocab_, options_.max_opens,
                   options_.any_word && options_.scheme != TreeScheme::kPlaceholder,
-                  options_.bracket_bonus, scheme_has_tags(options_.scheme)),
+                  options_.bracket_bonus, options_.scheme),
       translator_(model, tokenizer, translate_options(options_)) {}
 
 std::vector<ParsedSentence> Parser::parse(const std::vector<std::vector<std::string>>& sentences,

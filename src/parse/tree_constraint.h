@@ -30,40 +30,45 @@ class TreeConstraint {
   // penalty in translation, it trades precision for recall: above 0 the search prefers more
   // constituents.
   //
-  // `tags`: the tagged scheme. Between words the next word is chosen as its tag (any tag symbol,
-  // scored by its own probability), and its pieces follow; with any_word they cost nothing.
+  // `scheme`: where the words' tags are. kTagged: between words the next word is chosen as its
+  // tag (any tag symbol, scored by its own probability), and its pieces follow; with any_word
+  // they cost nothing. kTaggedAfter: the word's pieces (scored as kWords scores them), then only
+  // a tag. The other schemes have none.
   TreeConstraint(const TreeVocab& vocab, int64_t max_opens = 0, bool any_word = false,
-                 float open_bonus = 0.0f, bool tags = false)
+                 float open_bonus = 0.0f, TreeScheme scheme = TreeScheme::kPlaceholder)
       : vocab_(vocab),
         max_opens_(max_opens),
         any_word_(any_word),
         open_bonus_(open_bonus),
-        tags_(tags) {}
+        tags_(scheme_has_tags(scheme)),
+        tag_after_(scheme == TreeScheme::kTaggedAfter) {}
 
   // Sets to -inf every entry of `logp` (one per id of the vocabulary) that may not follow
   // `prefix` (assumed to obey the same rules) in a target whose words are `words`
   // (TreeVocab::target_words: a slot each, or their pieces) and that may have at most `max_len`
   // tokens before EOS. Allowed: inside a word, only its next piece; between words, the next
-  // word's first piece (with `tags`: a tag, then that piece) while words remain, an opening
+  // word's first piece (with tags before words: a tag, then that piece; with tags after them,
+  // only a tag once a word's last piece is out) while words remain, an opening
   // bracket while words remain, the length
   // limit leaves room to close it and fewer than max_opens precede it in a row, the closing bracket
   // of the innermost open constituent once it holds a word, and EOS once every bracket is closed
   // and every word is out.
-  // With `tags`, `word_tags` may give for each word the tag ids it may take (an empty list or no
+  // With tags, `word_tags` may give for each word the tag ids it may take (an empty list or no
   // lists: any tag).
   void apply(std::span<const int32_t> prefix, const EncodedWords& words, int64_t max_len,
              float* logp, std::span<const std::vector<int32_t>> word_tags = {}) const;
 
  private:
-  // log of the total probability of the pieces a word can be made of, from a row of
-  // log-probabilities that sums to one.
+  // log of the total probability of the pieces a word can be made of (neither EOS, a bracket
+  // nor a tag), from a row of log-probabilities that sums to one.
   float log_word_mass(const float* logp) const;
 
   const TreeVocab& vocab_;
   int64_t max_opens_;
   bool any_word_;
   float open_bonus_;
-  bool tags_;
+  bool tags_;       // the scheme writes tags
+  bool tag_after_;  // after its word's pieces rather than before them
 };
 
 }  // namespace transduce::parse

@@ -166,17 +166,19 @@ std::optional<std::vector<int32_t>> TreeVocab::encode(const std::vector<Item>& i
     if (item.kind == Item::kSlot) {
       TD_CHECK(word < target.word_ends.size(), "a tree with more slots than its {} words",
                target.word_ends.size());
-      if (scheme == TreeScheme::kTagged) {
-        const int32_t tag = tag_id(item.label);
+      int32_t tag = -1;
+      if (scheme_has_tags(scheme)) {
+        tag = tag_id(item.label);
         if (tag < 0) {
           if (missing) *missing = tag_symbol(item.label);
           return std::nullopt;
         }
-        ids.push_back(tag);
       }
+      if (scheme == TreeScheme::kTagged) ids.push_back(tag);
       const int64_t begin = word == 0 ? 0 : target.word_ends[word - 1];
       ids.insert(ids.end(), target.pieces.begin() + begin,
                  target.pieces.begin() + target.word_ends[word]);
+      if (scheme == TreeScheme::kTaggedAfter) ids.push_back(tag);
       ++word;
       continue;
     }
@@ -211,6 +213,11 @@ std::vector<Item> TreeVocab::decode(const std::vector<int32_t>& ids, TreeScheme 
         if (scheme == TreeScheme::kTagged) {
           items.push_back({Item::kSlot, tag_name(id)});
           in_word = tagged_word = true;
+          break;
+        }
+        if (scheme == TreeScheme::kTaggedAfter) {
+          if (in_word) items.back().label = tag_name(id);
+          in_word = false;
           break;
         }
         [[fallthrough]];

@@ -41,17 +41,19 @@ EncodedWords encode_words(const Tokenizer& tokenizer, const std::vector<std::str
 //   xx      (S (NP XX XX )NP (VP XX )VP XX )S
 //   words   (S (NP ▁Ms . ▁Ha ag )NP (VP ▁plays )VP ▁. )S
 //   tagged  (S (NP {NNP} ▁Ms . {NNP} ▁Ha ag )NP (VP {VBZ} ▁plays )VP {.} ▁. )S
-enum class TreeScheme { kPlaceholder, kWords, kTagged };
-// Every scheme's name, in the enum's order: "xx", "words", "tagged".
-inline constexpr std::string_view kSchemeNames[] = {"xx", "words", "tagged"};
+// or with each tag after its word's pieces, where the model has seen the word when it tags it:
+//   tagged-after  (S (NP ▁Ms . {NNP} ▁Ha ag {NNP} )NP (VP ▁plays {VBZ} )VP ▁. {.} )S
+enum class TreeScheme { kPlaceholder, kWords, kTagged, kTaggedAfter };
+// Every scheme's name, in the enum's order.
+inline constexpr std::string_view kSchemeNames[] = {"xx", "words", "tagged", "tagged-after"};
 std::string scheme_name(TreeScheme scheme);
-// "\"xx\", \"words\" or \"tagged\"", for messages.
+// "\"xx\", \"words\", ... or \"tagged-after\"", for messages.
 std::string scheme_names_quoted();
 // nullopt for another name.
 std::optional<TreeScheme> scheme_from_name(std::string_view name);
 // Whether a scheme writes the words' tags.
 inline bool scheme_has_tags(TreeScheme scheme) {
-  return scheme == TreeScheme::kTagged;
+  return scheme == TreeScheme::kTagged || scheme == TreeScheme::kTaggedAfter;
 }
 
 class TreeVocab {
@@ -70,7 +72,8 @@ class TreeVocab {
   // kPlaceholder, every other piece is a slot; with kWords, a run of pieces is a slot, a new one
   // starting at a piece that begins a word ('▁') or follows a bracket; with kTagged, a tag starts
   // a slot carrying it, and the pieces after it are its word (pieces without a tag before them
-  // make a slot without a tag, as in kWords).
+  // make a slot without a tag, as in kWords); with kTaggedAfter, the words' slots are kWords'
+  // and a tag gives its tag to the slot its pieces follow (a tag after no word is dropped).
   std::vector<Item> decode(const std::vector<int32_t>& ids, TreeScheme scheme) const;
   // What stands for the words in a target, word by word: a slot each, or their own pieces.
   EncodedWords target_words(TreeScheme scheme, const EncodedWords& source) const;

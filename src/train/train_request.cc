@@ -23,7 +23,7 @@ std::vector<OptionSpec<TrainRequest>> make_request_specs() {
       text_choice<R>("tree_scheme",
                      "a new parser's target: brackets with each word as XX (xx), as itself "
                      "(words), or as its part-of-speech tag and itself (tagged: the parser "
-                     "writes real tags)",
+                     "writes real tags; tagged-after: the tag after the word)",
                      &R::tree_scheme,
                      {std::begin(parse::kSchemeNames), std::end(parse::kSchemeNames)}),
       switch_<R>("subtrees",

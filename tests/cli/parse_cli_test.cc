@@ -257,7 +257,7 @@ TEST_F(ParseCommand, BadInputGetsOneLineAndAFailingExit) {
   // A parse.json that is wrong: one line naming the file and what is wrong with it.
   const std::pair<std::string, std::string> broken[] = {
       {R"({"task": "parse", "scheme": "other"})",
-       R"(unknown tree scheme 'other' (this transduce knows "xx", "words" or "tagged"))"},
+       R"(unknown tree scheme 'other' (this transduce knows "xx", "words", "tagged" or "tagged-after"))"},
       {R"({"task": "parse", "scheme": "words", "decoding": {"alpha": -1}})",
        "alpha -1 is not between 0 and 10"},
       {R"({"task": "parse", "scheme": "words", "decoding": {"bracket_bonus": 11}})",

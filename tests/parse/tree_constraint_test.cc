@@ -96,12 +96,12 @@ TEST_F(SampleVocab, SymbolsArePiecesOfTheirOwn) {
 }
 
 constexpr TreeScheme kSchemes[] = {TreeScheme::kPlaceholder, TreeScheme::kWords,
-                                   TreeScheme::kTagged};
+                                   TreeScheme::kTagged, TreeScheme::kTaggedAfter};
 
 // The constraint for a scheme, as the parser makes it.
 TreeConstraint constraint_for(const TreeVocab& vocab, TreeScheme scheme, int64_t max_opens,
                               bool any_word = false) {
-  return TreeConstraint(vocab, max_opens, any_word, 0.0f, scheme_has_tags(scheme));
+  return TreeConstraint(vocab, max_opens, any_word, 0.0f, scheme);
 }
 
 TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
@@ -111,24 +111,25 @@ TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
       const EncodedWords words = encode_words(*tokenizer_, t.words());
       const auto ids = vocab_->encode(items, scheme, words);
       ASSERT_TRUE(ids.has_value()) << to_string(t);
-      // Only the tagged scheme writes, and so gives back, the words' tags.
+      // Only the tagged schemes write, and so give back, the words' tags.
       if (!scheme_has_tags(scheme))
         for (Item& item : items)
           if (item.kind == Item::kSlot) item.label.clear();
       EXPECT_EQ(vocab_->decode(*ids, scheme), items) << scheme_name(scheme);
       // The words are there as slots, or as their pieces in order; with tags, each word's tag
-      // comes right before its first piece.
+      // comes right before its first piece, or right after its last.
       std::vector<int32_t> text, tags;
       for (size_t i = 0; i < ids->size(); ++i) {
         const int32_t id = (*ids)[i];
         if (vocab_->kind(id) == TreeVocab::kTag) {
           tags.push_back(id);
-          ASSERT_LT(i + 1, ids->size());
+          const bool after = scheme == TreeScheme::kTaggedAfter;
+          ASSERT_LT(after ? 0 : i + 1, after ? i : ids->size());
           // Between two words: no piece out yet, or the pieces of whole words.
-          EXPECT_TRUE(text.empty() ||
+          EXPECT_TRUE((text.empty() && !after) ||
                       std::find(words.word_ends.begin(), words.word_ends.end(),
                                 static_cast<int64_t>(text.size())) != words.word_ends.end());
-          EXPECT_EQ(vocab_->kind((*ids)[i + 1]), TreeVocab::kText);
+          EXPECT_EQ(vocab_->kind((*ids)[after ? i - 1 : i + 1]), TreeVocab::kText);
         } else if (!vocab_->bracket(id)) {
           text.push_back(id);
         }
@@ -177,6 +178,16 @@ TEST_F(SampleVocab, EncodesAndDecodesEveryLinearisedTree) {
   tagged.insert(tagged.end(), two.pieces.begin() + 1, two.pieces.end());
   EXPECT_EQ(vocab_->decode(tagged, TreeScheme::kTagged),
             (std::vector<Item>{{Item::kSlot, "DT"}, {Item::kSlot, "NNP"}}));
+  // In tagged-after, the words are slots as in words and a tag labels the slot before it; a tag
+  // after no word (first, or after a bracket) is dropped.
+  tagged = {dt, two.pieces[0], nnp};
+  tagged.insert(tagged.end(), two.pieces.begin() + 1, two.pieces.end());
+  tagged.push_back(vocab_->bracket_ids()[0]);
+  tagged.push_back(dt);
+  EXPECT_EQ(vocab_->decode(tagged, TreeScheme::kTaggedAfter),
+            (std::vector<Item>{{Item::kSlot, "NNP"},
+                               {Item::kSlot, {}},
+                               vocab_->decode({vocab_->bracket_ids()[0]}, TreeScheme::kWords)[0]}));
 }
 
 TEST_F(SampleVocab, WordPiecesPerWordAreTheSentencesPieces) {
@@ -238,14 +249,14 @@ TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 3000; ++trial) {
     const int64_t max_opens = trial % 3;  // none, 1 or 2 in a row
-    const TreeScheme scheme = kSchemes[(trial / 3) % 3];
+    const TreeScheme scheme = kSchemes[(trial / 3) % std::size(kSchemes)];
     const TreeConstraint constraint = constraint_for(*vocab_, scheme, max_opens, trial % 4 < 2);
     const std::vector<std::string> sentence = (*trees_)[rng() % trees_->size()].words();
     const std::vector<std::string> w(
         sentence.begin(), sentence.begin() + 1 + rng() % std::min<size_t>(30, sentence.size()));
     const EncodedWords words = encode_words(*tokenizer_, w);
     const EncodedWords target = vocab_->target_words(scheme, words);
-    // The fewest tokens the words take: their pieces, and a tag each in the tagged scheme.
+    // The fewest tokens the words take: their pieces, and a tag each in the tagged schemes.
     const int64_t pieces = static_cast<int64_t>(target.pieces.size()) +
                            (scheme_has_tags(scheme) ? static_cast<int64_t>(w.size()) : 0);
     const int64_t max_len = pieces + static_cast<int64_t>(rng() % (2 * pieces + 10));
@@ -274,44 +285,48 @@ TEST_F(SampleVocab, EveryWalkTheConstraintAllowsIsATreeOverTheWords) {
 }
 
 // With any_word, the search weighs "a word here" (the mass of every piece that is neither a
-// bracket nor EOS) against the brackets, and the rest of a word's pieces cost nothing; the rest of
-// the row is as without it.
+// bracket, EOS nor, in tagged-after, a tag) against the brackets, and the rest of a word's pieces
+// cost nothing; the rest of the row is as without it.
 TEST_F(SampleVocab, AnyWordScoresTheNextWordByTheMassOfAllWordPieces) {
-  const TreeConstraint exact(*vocab_, 6, false), any(*vocab_, 6, true);
-  const Tree& t = (*trees_)[0];  // "Pierre Vinken , ...": "Pierre" takes several pieces
-  const EncodedWords words = encode_words(*tokenizer_, t.words());
-  ASSERT_GT(words.word_ends[0], 1);
-  const std::vector<int32_t> gold = *vocab_->encode(linearize(t), TreeScheme::kWords, words);
-  std::mt19937_64 rng(2);
-  std::vector<float> logits(static_cast<size_t>(vocab_->size()));
-  for (float& x : logits) x = static_cast<float>(rng() % 1000) / 100.0f;
-  // PAD and BOS, which a trained model never predicts and the search bans, have no mass.
-  logits[kPadId] = logits[kBosId] = -std::numeric_limits<float>::infinity();
-  double total = 0;
-  for (float x : logits) total += std::exp(static_cast<double>(x));
-  std::vector<float> logp(logits.size());
-  for (size_t i = 0; i < logp.size(); ++i)
-    logp[i] = logits[i] - static_cast<float>(std::log(total));
-  double word_mass = 0;
-  for (int32_t id = 0; id < vocab_->size(); ++id)
-    if (!vocab_->bracket(id) && id != kEosId && id != kPadId && id != kBosId)
-      word_mass += std::exp(static_cast<double>(logp[static_cast<size_t>(id)]));
-  // gold: "(S (NP (NP ▁P ier re ..." : after the three brackets, the first piece of "Pierre".
-  for (size_t step : {size_t{3}, size_t{4}}) {
-    std::vector<float> a = logp, e = logp;
-    any.apply(std::span(gold.data(), step), words, 1000, a.data());
-    exact.apply(std::span(gold.data(), step), words, 1000, e.data());
-    const int32_t next = gold[step];
-    ASSERT_FALSE(vocab_->bracket(next));
-    EXPECT_FLOAT_EQ(e[next], logp[next]);
-    if (step == 3) {
-      EXPECT_NEAR(a[next], std::log(word_mass), 1e-4);  // a word begins: any word's mass
-    } else {
-      EXPECT_EQ(a[next], 0.0f);  // inside the word: its next piece is certain
-    }
-    for (int32_t id = 0; id < vocab_->size(); ++id) {
-      if (id != next) {
-        EXPECT_EQ(a[id], e[id]) << id;
+  for (TreeScheme scheme : {TreeScheme::kWords, TreeScheme::kTaggedAfter}) {
+    const TreeConstraint exact(*vocab_, 6, false, 0.0f, scheme),
+        any(*vocab_, 6, true, 0.0f, scheme);
+    const Tree& t = (*trees_)[0];  // "Pierre Vinken , ...": "Pierre" takes several pieces
+    const EncodedWords words = encode_words(*tokenizer_, t.words());
+    ASSERT_GT(words.word_ends[0], 1);
+    const std::vector<int32_t> gold = *vocab_->encode(linearize(t), scheme, words);
+    std::mt19937_64 rng(2);
+    std::vector<float> logits(static_cast<size_t>(vocab_->size()));
+    for (float& x : logits) x = static_cast<float>(rng() % 1000) / 100.0f;
+    // PAD and BOS, which a trained model never predicts and the search bans, have no mass.
+    logits[kPadId] = logits[kBosId] = -std::numeric_limits<float>::infinity();
+    double total = 0;
+    for (float x : logits) total += std::exp(static_cast<double>(x));
+    std::vector<float> logp(logits.size());
+    for (size_t i = 0; i < logp.size(); ++i)
+      logp[i] = logits[i] - static_cast<float>(std::log(total));
+    double word_mass = 0;
+    for (int32_t id = 0; id < vocab_->size(); ++id)
+      if (!vocab_->bracket(id) && id != kEosId && id != kPadId && id != kBosId &&
+          !(scheme == TreeScheme::kTaggedAfter && vocab_->kind(id) == TreeVocab::kTag))
+        word_mass += std::exp(static_cast<double>(logp[static_cast<size_t>(id)]));
+    // gold: "(S (NP (NP ▁P ier re ..." : after the three brackets, the first piece of "Pierre".
+    for (size_t step : {size_t{3}, size_t{4}}) {
+      std::vector<float> a = logp, e = logp;
+      any.apply(std::span(gold.data(), step), words, 1000, a.data());
+      exact.apply(std::span(gold.data(), step), words, 1000, e.data());
+      const int32_t next = gold[step];
+      ASSERT_FALSE(vocab_->bracket(next));
+      EXPECT_FLOAT_EQ(e[next], logp[next]);
+      if (step == 3) {
+        EXPECT_NEAR(a[next], std::log(word_mass), 1e-4);  // a word begins: any word's mass
+      } else {
+        EXPECT_EQ(a[next], 0.0f);  // inside the word: its next piece is certain
+      }
+      for (int32_t id = 0; id < vocab_->size(); ++id) {
+        if (id != next) {
+          EXPECT_EQ(a[id], e[id]) << id;
+        }
       }
     }
   }
@@ -448,8 +463,9 @@ TEST(TreeConstraintExact, AllowsExactlyTheWellFormedSequencesOnSmallCases) {
   }
 }
 
-// The tagged scheme on small cases: a sequence is well-formed when every word is a tag followed by
-// the word's piece, and the tags and brackets around them are as above.
+// The tagged schemes on small cases: a sequence is well-formed when every word is a tag followed by
+// the word's piece (tagged-after: the piece followed by a tag), and the brackets around them are as
+// above.
 TEST(TreeConstraintExact, WithTagsAllowsExactlyTheWellFormedSequencesOnSmallCases) {
   testing::TempDir dir("tree_constraint_tags");
   {
@@ -469,15 +485,19 @@ TEST(TreeConstraintExact, WithTagsAllowsExactlyTheWellFormedSequencesOnSmallCase
   std::vector<int32_t> symbols = vocab.bracket_ids();
   symbols.insert(symbols.end(), vocab.tag_ids().begin(), vocab.tag_ids().end());
   symbols.push_back(piece);
-  // The sequence as items when each piece follows a tag and each tag is followed by a piece.
-  const auto tagged_items =
-      [&](const std::vector<int32_t>& seq) -> std::optional<std::vector<Item>> {
+  // The sequence as items when each word is a tag and a piece, in the scheme's order.
+  const auto tagged_items = [&](const std::vector<int32_t>& seq,
+                                TreeScheme scheme) -> std::optional<std::vector<Item>> {
+    const bool after = scheme == TreeScheme::kTaggedAfter;
+    const int32_t first = after ? piece : -1;  // what a word begins with; -1: any tag
     std::vector<Item> items;
     for (size_t i = 0; i < seq.size(); ++i) {
       const TreeVocab::Kind kind = vocab.kind(seq[i]);
-      if (kind == TreeVocab::kTag) {
-        if (i + 1 == seq.size() || seq[i + 1] != piece) return std::nullopt;
-        items.push_back({Item::kSlot, vocab.tag_name(seq[i])});
+      if (after ? seq[i] == first : kind == TreeVocab::kTag) {
+        if (i + 1 == seq.size()) return std::nullopt;
+        const int32_t second = seq[i + 1];
+        if (after ? vocab.kind(second) != TreeVocab::kTag : second != piece) return std::nullopt;
+        items.push_back({Item::kSlot, vocab.tag_name(after ? second : seq[i])});
         ++i;
       } else if (vocab.bracket(seq[i])) {
         items.push_back(vocab.decode({seq[i]}, TreeScheme::kTagged)[0]);
@@ -487,29 +507,34 @@ TEST(TreeConstraintExact, WithTagsAllowsExactlyTheWellFormedSequencesOnSmallCase
     }
     return items;
   };
-  for (int max_opens : {0, 1}) {
-    for (bool any_word : {false, true}) {
-      const TreeConstraint constraint(vocab, max_opens, any_word, 0.0f, true);
-      for (int words = 1; words <= 2; ++words) {
-        EncodedWords target;
-        for (int w = 1; w <= words; ++w) {
-          target.pieces.push_back(piece);
-          target.word_ends.push_back(w);
-        }
-        for (int max_len = 2 * words; max_len <= 6; ++max_len) {
-          // The scores: a tag's and a bracket's own, a word's piece certain with any_word.
-          const auto allowed = allowed_walks(
-              constraint, vocab.size(), symbols, target, max_len, [&](int32_t id, float score) {
-                EXPECT_EQ(score, id == piece && any_word ? 0.0f : -1.0f);
-              });
-          const auto valid =
-              sequences_where(symbols, max_len, [&](const std::vector<int32_t>& seq) {
-                const auto items = tagged_items(seq);
-                return items && well_formed(*items, words, max_opens);
-              });
-          EXPECT_EQ(allowed, valid) << words << " words, at most " << max_len << " tokens, "
-                                    << max_opens << " opening brackets in a row";
-          EXPECT_FALSE(valid.empty());
+  for (TreeScheme scheme : {TreeScheme::kTagged, TreeScheme::kTaggedAfter}) {
+    for (int max_opens : {0, 1}) {
+      for (bool any_word : {false, true}) {
+        const TreeConstraint constraint(vocab, max_opens, any_word, 0.0f, scheme);
+        for (int words = 1; words <= 2; ++words) {
+          EncodedWords target;
+          for (int w = 1; w <= words; ++w) {
+            target.pieces.push_back(piece);
+            target.word_ends.push_back(w);
+          }
+          for (int max_len = 2 * words; max_len <= 6; ++max_len) {
+            // The scores: a tag's and a bracket's own; with any_word, a word's piece certain after
+            // its tag (tagged-after's first piece is any word's mass: the AnyWord test's).
+            const auto allowed = allowed_walks(
+                constraint, vocab.size(), symbols, target, max_len, [&](int32_t id, float score) {
+                  if (id == piece && any_word && scheme == TreeScheme::kTaggedAfter) return;
+                  EXPECT_EQ(score, id == piece && any_word ? 0.0f : -1.0f);
+                });
+            const auto valid =
+                sequences_where(symbols, max_len, [&](const std::vector<int32_t>& seq) {
+                  const auto items = tagged_items(seq, scheme);
+                  return items && well_formed(*items, words, max_opens);
+                });
+            EXPECT_EQ(allowed, valid)
+                << scheme_name(scheme) << ", " << words << " words, at most " << max_len
+                << " tokens, " << max_opens << " opening brackets in a row";
+            EXPECT_FALSE(valid.empty());
+          }
         }
       }
     }

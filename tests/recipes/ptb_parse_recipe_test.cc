@@ -145,18 +145,28 @@ TEST_F(PtbParseRecipe, TinySettingRunsEveryStageAndWritesAReport) {
 }
 
 #if TRANSDUCE_WITH_MPI
-// --threads is the whole run's: on 2 ranks each trains with its half.
-TEST_F(PtbParseRecipe, TrainsOnTwoRanksWithTheirShareOfTheThreads) {
+// --threads is the whole run's: on 2 ranks each trains with its half. --batch-parts divides an
+// update among the ranks: 4 parts on 2 ranks are 2 accumulated batches each, of a quarter of the
+// update's tokens.
+TEST_F(PtbParseRecipe, TrainsOnTwoRanksWithTheirShareOfTheThreadsAndOfTheUpdate) {
   ASSERT_EQ(run_shell("command -v mpirun").status, 0) << "no mpirun: install openmpi-bin";
   const fs::path out = dir_ / "run";
   // Leak checking off for the MPI processes in the sanitizer build (Open MPI's plugins leak).
-  const CommandResult r =
-      run_shell("env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 " +
-                    command(treebanks() + " --threads 2 --ranks 2 --output " + out.string()),
-                false);
+  const CommandResult r = run_shell(
+      "env ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 " +
+          command(treebanks() + " --threads 2 --ranks 2 --batch-parts 4 --output " + out.string()),
+      false);
   ASSERT_EQ(r.status, 0) << r.out;
   // Each rank with 1 of the 2 threads (with --threads 2 meaning each rank's, "2 threads each").
-  EXPECT_NE(r.out.find(" x 1 accumulated x 2 ranks (1 thread each)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batches of 500 tokens x 2 accumulated x 2 ranks (1 thread each)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(read_json(out / "training.json")["batch_parts"], 4);
+  const std::string md = read_file(out / "results.md");
+  EXPECT_NE(md.find("- batches of 2000 tokens a side in 4 length-sorted parts on 2 data-parallel "
+                    "ranks,"),
+            std::string::npos)
+      << md;
 }
 #endif
 
@@ -170,6 +180,9 @@ TEST_F(PtbParseRecipe, BadArgumentsAreOneClearLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,
             "recipes/ptb-parse: " + (dir_ / "no").string() + ": no such treebank file (--test)\n");
+  r = run_shell(command(treebanks() + " --batch-parts 0 --output " + (dir_ / "p").string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "recipes/ptb-parse: --batch-parts must be at least 1, got 0\n");
   fs::create_directories(dir_ / "c");
   r = run_shell(command(treebanks() + " --output " + (dir_ / "c").string()));
   EXPECT_EQ(r.status, 1);
