@@ -15,14 +15,13 @@ Tensor Dropout::forward(Context& ctx, const Tensor& x) {
 
 Tensor Dropout::forward_add(Context& ctx, const Tensor& residual, const Tensor& x) {
   active_ = ctx.training && p_ > 0.0f;
-  Tensor y = ctx.alloc(x.shape());
   if (!active_) {
-    ops::add(residual, x, y);
-    return y;
+    ops::add(residual, x, x);
+    return x;
   }
   mask_ = ctx.alloc(x.shape(), DType::U8);
-  ops::dropout_add(residual, x, y, mask_, p_, ctx.seed, ctx.next_stream());
-  return y;
+  ops::dropout_add(residual, x, x, mask_, p_, ctx.seed, ctx.next_stream());
+  return x;
 }
 
 Tensor Dropout::backward(Context& ctx, const Tensor& dy) {

@@ -10,7 +10,8 @@ class Dropout {
   explicit Dropout(float p = 0.0f) : p_(p) {}
   // Returns x itself when inactive, else a new tensor.
   Tensor forward(Context& ctx, const Tensor& x);
-  // residual + forward(x), in one pass when active; always a new tensor.
+  // residual + forward(x), in one pass, written over x and returned: x is a sub-layer's output,
+  // which nothing reads afterwards (backward needs only the mask), so its memory serves.
   Tensor forward_add(Context& ctx, const Tensor& residual, const Tensor& x);
   // Returns dy itself when the forward was inactive, else a new tensor.
   Tensor backward(Context& ctx, const Tensor& dy);

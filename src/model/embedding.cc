@@ -44,11 +44,12 @@ Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
   return logits;
 }
 
-Tensor SharedEmbedding::project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits) {
+Tensor SharedEmbedding::project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits,
+                                         const Tensor& dh_into) {
   const bool bf16 = weight.bf16.defined();
   const Tensor dlogits_op = gemm_operand(ctx, dlogits, bf16);
   ops::gemm(dlogits_op, true, gemm_operand(ctx, h, bf16), false, weight.grad, 1.0f, 1.0f);
-  Tensor dh = ctx.alloc(h.shape());
+  const Tensor dh = dh_into.defined() ? dh_into : ctx.alloc(h.shape());
   ops::gemm(dlogits_op, false, bf16 ? weight.bf16 : weight.value, false, dh);
   return dh;
 }

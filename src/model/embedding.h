@@ -16,8 +16,10 @@ class SharedEmbedding {
   void lookup_backward(const Tensor& ids, const Tensor& dout);
   // h [..., d] -> logits [..., V] = h E^T.
   Tensor project(Context& ctx, const Tensor& h) const;
-  // Accumulates dE from (h, dlogits); returns dh. dlogits may be BF16 (a bf16 model's).
-  Tensor project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits);
+  // Accumulates dE from (h, dlogits); returns dh, written into dh_into when given. dlogits may
+  // be BF16 (a bf16 model's).
+  Tensor project_backward(Context& ctx, const Tensor& h, const Tensor& dlogits,
+                          const Tensor& dh_into = {});
   void collect(ParamList& out) { out.push_back(&weight); }
   float scale() const { return scale_; }
 

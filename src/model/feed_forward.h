@@ -20,7 +20,7 @@ class FeedForward {
 
  private:
   Dropout relu_dropout_;
-  Tensor hidden_;  // after the ReLU
+  Tensor hidden_;  // after the ReLU: F32, or a bf16 model's BF16 (before ReLU dropout, if any)
 };
 
 }  // namespace transduce

@@ -54,13 +54,21 @@ class Transformer {
   ops::CrossEntropySums forward(Context& ctx, const Batch& batch);
   // Gradients of (loss sum * grad_scale); grad_scale = 1 / tokens gives the mean loss's.
   void backward(Context& ctx, float grad_scale);
-  // forward() and backward() as training runs them: the loss's forward and backward in one pass
-  // over the logits (which hold their gradient afterwards). Same sums, same gradients.
+  // forward() and backward() as training runs them: the projection, the loss's forward and
+  // backward and the projection's backward a block of rows at a time (loss_block_rows()), so
+  // that the whole batch's logits never exist; the same sums and gradients up to the order of
+  // fp32 sums across blocks (bit for bit with one block).
   // With consistency > 0 the batch must be repeated_twice() and the loss is R-Drop's: the
   // cross-entropy of both copies plus `consistency` times the symmetric KL divergence between
   // the copies' distributions at each target position (ops::consistency_loss_train).
   ops::CrossEntropySums train_step(Context& ctx, const Batch& batch, float grad_scale,
                                    float consistency = 0);
+  // train_step's blocks: as many rows as make kLossBlockFloats logits (at least
+  // kLossBlockMinRows), or the rows set (tests reach several blocks at small sizes so).
+  static constexpr int64_t kLossBlockFloats = int64_t{1} << 24;  // 64 MB of fp32 logits
+  static constexpr int64_t kLossBlockMinRows = 64;
+  int64_t loss_block_rows() const;
+  void set_loss_block_rows(int64_t rows) { loss_block_rows_ = rows; }
 
   // Pieces of forward, for inference and tests.
   Tensor padding_mask(Context& ctx, const Tensor& ids) const;  // U8, 1 where ids == pad
@@ -79,7 +87,8 @@ class Transformer {
                               const Tensor& src_pad, int64_t capacity, int64_t repeat = 1);
   Tensor decode_step(Context& ctx, const Tensor& tokens, DecoderCache& cache);
 
-  // Valid after forward() until backward() overwrites them with their gradient.
+  // Valid after forward() until backward() overwrites them with their gradient (and after
+  // train_step with a consistency weight); train_step's plain loss keeps none.
   const Tensor& logits() const { return logits_; }
 
   SharedEmbedding embedding;
@@ -90,9 +99,14 @@ class Transformer {
  private:
   Tensor embed(Context& ctx, const Tensor& ids, const PositionalEncoding& positions,
                WordDropout& word_dropout, Dropout& dropout);
+  Tensor decoder_output(Context& ctx, const Tensor& tgt_in, const Tensor& tgt_pad,
+                        const Tensor& memory, const Tensor& src_pad);
+  // forward() up to the decoder's output (dec_out_), or to the logits (logits_).
+  void forward_to_decoder_output(Context& ctx, const Batch& batch);
   void forward_to_logits(Context& ctx, const Batch& batch);
-  Tensor bf16_logits_gradient(Context& ctx) const;
+  Tensor bf16_logits_gradient(Context& ctx, const Tensor& logits) const;
   void backward_from_logits(Context& ctx, const Tensor& dlogits_bf16);
+  void backward_from_decoder_output(Context& ctx, const Tensor& ddec);
 
   ModelConfig config_;
   ParamList params_;
@@ -101,6 +115,7 @@ class Transformer {
   Dropout src_dropout_, tgt_dropout_;
   Batch batch_;
   Tensor src_pad_, tgt_pad_, memory_, dec_out_, logits_, lse_;
+  int64_t loss_block_rows_ = 0;  // 0: from kLossBlockFloats
 };
 
 }  // namespace transduce

@@ -21,6 +21,8 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Te
 
 // dst (BF16) = src (F32) rounded to the nearest bf16, ties to even; same element count.
 void to_bf16(const Tensor& src, const Tensor& dst);
+// dst (BF16) = max(src, 0) rounded so: a ReLU and the next product's operand in one pass.
+void relu_to_bf16(const Tensor& src, const Tensor& dst);
 
 // Whether this CPU runs BF16 GEMMs on bf16 dot-product instructions, as oneDNN sees it (its
 // ONEDNN_MAX_CPU_ISA variable can lower what it uses). `isa` names oneDNN's instruction set.
@@ -143,7 +145,7 @@ void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                          const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
                          const Tensor& dbeta);
 
-// y = max(x, 0) (y may alias x); dx = dy where y > 0 (dx may alias dy).
+// y = max(x, 0) (y may alias x); dx = dy where y > 0 (dx may alias dy), y F32 or BF16.
 void relu_forward(const Tensor& x, const Tensor& y);
 void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx);
 
@@ -152,6 +154,7 @@ void dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, float
                      uint64_t stream);
 void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx);
 // y = residual + dropout(x) in one pass: the same mask and numbers as dropout_forward then add.
+// y may be x.
 void dropout_add(const Tensor& residual, const Tensor& x, const Tensor& y, const Tensor& mask,
                  float p, uint64_t seed, uint64_t stream);
 
@@ -162,7 +165,7 @@ void word_dropout_forward(const Tensor& x, const Tensor& y, const Tensor& mask, 
                           uint64_t seed, uint64_t stream);
 void word_dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tensor& dx);
 
-// out = a + b; a += alpha * b; x *= alpha.
+// out = a + b (out may be a or b); a += alpha * b; x *= alpha.
 void add(const Tensor& a, const Tensor& b, const Tensor& out);
 void axpy(float alpha, const Tensor& b, const Tensor& a);
 void scale(const Tensor& x, float alpha);

@@ -181,6 +181,12 @@ TEST(OpsDropout, DropoutAddIsDropoutThenAdd) {
   ops::dropout_add(res, x, got, mask, 0.0f, 5, 6);
   for (int64_t i = 0; i < got.numel(); i += 997)
     ASSERT_EQ(got.f32()[i], res.f32()[i] + x.f32()[i]) << i;
+
+  // Written over x, as a residual connection writes it over its sub-layer's output.
+  const Tensor in_place = x.clone();
+  ops::dropout_add(res, in_place, in_place, mask, 0.3f, 5, 6);
+  ASSERT_EQ(0, std::memcmp(in_place.raw(), want.raw(), want.nbytes()));
+  ASSERT_EQ(0, std::memcmp(mask.raw(), mask_want.raw(), mask.nbytes()));
 }
 
 TEST(OpsElementwise, AddAxpyScale) {

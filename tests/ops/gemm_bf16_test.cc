@@ -217,5 +217,62 @@ TEST(OpsToBf16, ThreadedConversionAgreesElementwise) {
   }
 }
 
+// The ReLU fused with the rounding (a bf16 model's FFN hidden layer), hand-worked values, and the
+// ReLU's backward reading that bf16 output: the gradient passes where the output is above zero.
+TEST(OpsReluToBf16, RoundsTheReluAndItsBackwardReadsTheBf16Output) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::pair<float, float>> cases = {
+      {-2.0f, 0.0f},
+      {-0.0f, 0.0f},  // a ReLU of -0 is +0: nothing passes backward
+      {0.0f, 0.0f},
+      {1.0f + 0x1p-8f + 0x1p-20f, 1.0f + 0x1p-7f},  // rounded as to_bf16 rounds
+      {0x1p-130f, 0x1p-130f},                       // a subnormal stays above zero
+      {0x1p-134f, 0.0f},                            // under half the least bf16: zero
+      {inf, inf},
+      {-inf, 0.0f},
+      {std::numeric_limits<float>::quiet_NaN(), 0.0f}};
+  const auto n = static_cast<int64_t>(cases.size());
+  Tensor src = Tensor::empty({n});
+  for (int64_t i = 0; i < n; ++i) src.f32()[i] = cases[static_cast<size_t>(i)].first;
+  Tensor out = Tensor::empty({n}, DType::BF16);
+  ops::relu_to_bf16(src, out);
+  Tensor dy = Tensor::empty({n}), dx = Tensor::empty({n});
+  for (int64_t i = 0; i < n; ++i) dy.f32()[i] = static_cast<float>(i + 1);
+  ops::relu_backward(out, dy, dx);
+  for (int64_t i = 0; i < n; ++i) {
+    const float want = cases[static_cast<size_t>(i)].second;
+    const float got = bf16_to_float(out.bf16()[i]);
+    EXPECT_EQ(got, want) << "case " << i;
+    EXPECT_FALSE(std::signbit(got)) << "case " << i;
+    EXPECT_EQ(dx.f32()[i], want > 0.0f ? dy.f32()[i] : 0.0f) << "case " << i;
+  }
+  EXPECT_THROW(ops::relu_to_bf16(src, Tensor::empty({n})), Error);
+}
+
+// At a size that takes the threaded paths: relu_to_bf16 is to_bf16 of the fp32 ReLU, and the
+// backward through its output equals the backward through the fp32 ReLU's (no value of a
+// uniform draw is small enough to round to zero).
+TEST(OpsReluToBf16, ThreadedAgreesWithTheFp32Relu) {
+  testing::ThreadCountGuard guard;
+  SplitMix64 rng(10);
+  const Tensor src = random_tensor({1000, 131}, rng, -5.0f, 5.0f);
+  const Tensor dy = random_tensor({1000, 131}, rng);
+  Tensor relu = Tensor::empty({1000, 131});
+  ops::relu_forward(src, relu);
+  Tensor want_dx = Tensor::empty({1000, 131});
+  ops::relu_backward(relu, dy, want_dx);
+  for (int threads : {1, 2, 3}) {
+    set_threads(threads);
+    Tensor out = Tensor::empty({1000, 131}, DType::BF16), dx = Tensor::empty({1000, 131});
+    ops::relu_to_bf16(src, out);
+    ops::relu_backward(out, dy, dx);
+    for (int64_t i = 0; i < src.numel(); ++i) {
+      ASSERT_EQ(out.bf16()[i], float_to_bf16(relu.f32()[i]))
+          << "threads " << threads << " at " << i;
+      ASSERT_EQ(dx.f32()[i], want_dx.f32()[i]) << "threads " << threads << " at " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace transduce

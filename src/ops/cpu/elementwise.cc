@@ -28,9 +28,18 @@ void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
   require_cpu({&y, &dy, &dx});
   same_shape(y, dy, "relu_backward");
   same_shape(y, dx, "relu_backward");
-  const float *py = y.f32(), *pdy = dy.f32();
+  const float* pdy = dy.f32();
   float* pdx = dx.f32();
   const int64_t n = y.numel();
+  if (y.dtype() == DType::BF16) {
+    // A bf16 number is above zero when its bits are 0x0001 (the least subnormal) to 0x7f80
+    // (infinity): sign bit clear, not zero, not NaN.
+    const uint16_t* py = y.bf16();
+#pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
+    for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] - 1u < 0x7f80u ? pdy[i] : 0.0f;
+    return;
+  }
+  const float* py = y.f32();
 #pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] > 0.0f ? pdy[i] : 0.0f;
 }
