@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/attention_recorder.h"
+#include "model/bf16_operand.h"
 #include "ops/ops.h"
 #include "ops/visible_keys.h"
 
@@ -156,21 +157,19 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
   ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset, window);
   probs_dropped_ = attn_dropout_.forward(ctx, probs_);
 
-  // A bf16 model keeps the context only as out_proj's bf16 operand: the fp32 sums are given back
-  // to the arena once rounded.
-  const bool bf16 = out_proj.weight.bf16.defined();
-  const Tensor operand = bf16 ? ctx.alloc({batch_, lq_, heads_ * d_v_}, DType::BF16) : Tensor();
-  const Arena::Mark mark = ctx.arena.mark();
-  Tensor context = ctx.alloc({batch_, lq_, heads_ * d_v_});
-  for (const Band& b : bands_)
-    ops::gemm_grid(false, false, b.q1 - b.q0, d_v_, b.k1 - b.k0, 1.0f,
-                   scores_of(probs_dropped_, lq_, lk_, heads_, b.q0, b.k0),
-                   heads_of(v_, d_v_, heads_, b.k0), 0.0f, heads_of(context, d_v_, heads_, b.q0),
-                   batch_, heads_);
-  if (!bf16) return out_proj.forward(ctx, context);
-  ops::to_bf16(context, operand);
-  ctx.arena.release(mark);
-  return out_proj.forward(ctx, operand);
+  const Shape shape{batch_, lq_, heads_ * d_v_};
+  auto weighted_values = [&](Context& c) {
+    Tensor context = c.alloc(shape);
+    for (const Band& b : bands_)
+      ops::gemm_grid(false, false, b.q1 - b.q0, d_v_, b.k1 - b.k0, 1.0f,
+                     scores_of(probs_dropped_, lq_, lk_, heads_, b.q0, b.k0),
+                     heads_of(v_, d_v_, heads_, b.k0), 0.0f, heads_of(context, d_v_, heads_, b.q0),
+                     batch_, heads_);
+    return context;
+  };
+  // A bf16 model keeps the context only as out_proj's bf16 operand.
+  if (!out_proj.weight.bf16.defined()) return out_proj.forward(ctx, weighted_values(ctx));
+  return out_proj.forward(ctx, kept_as_bf16(ctx, shape, weighted_values, ops::to_bf16));
 }
 
 Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into,

@@ -288,8 +288,8 @@ ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, 
   forward_to_decoder_output(ctx, batch);
   // The projection, the loss and the projection's backward a block of rows at a time, each
   // block's logits given back before the next: the whole batch's logits (and their bf16
-  // gradient) would be the largest tensors of the step, 787 MB for the base model's benchmark
-  // batch of 4,100 target tokens over 32,000 pieces.
+  // gradient) would be the largest tensors of the step, 910 MB for the base model's benchmark
+  // batch of 4,100 target tokens over the paper's 37,000 pieces.
   const int64_t rows = dec_out_.rows(), width = dec_out_.cols();
   const int64_t block = loss_block_rows();
   const Tensor h = dec_out_.reshape({rows, width});
