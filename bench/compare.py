@@ -233,6 +233,10 @@ def report(results, args, policy, env, torch):
                   f"PyTorch {t['mfu']:.2f} ({t['model_gflops']:.0f} of {t[rate]:.0f} GFLOP/s); "
                   f"transduce's step {o['median_step_seconds'] * 1e3:.0f} ms, "
                   f"{o['outside_products_seconds_per_step'] * 1e3:.0f} ms of it outside products")
+            split = o.get("phase_seconds_per_step", {})  # absent from builds before the phases
+            if split:
+                print(f"{name}: transduce's step by phase (ms): " +
+                      ", ".join(f"{k} {v * 1e3:.0f}" for k, v in split.items()))
 
     print()
     summary = {f"{n}_ratio": b["ours"]["value"] / b["torch"]["value"] for n, b in results.items()}

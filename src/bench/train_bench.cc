@@ -69,6 +69,11 @@ Batch make_benchmark_batch(int batch_sentences, int src_len, int tgt_len, int vo
   return batch;
 }
 
+std::vector<Phase> training_phases() {
+  return {Phase::kProducts, Phase::kAttention, Phase::kOutputProjection, Phase::kLoss,
+          Phase::kUpdate};
+}
+
 double measure_gemm_gflops(int64_t n, int repeats, Precision p) {
   if (n <= 0 || repeats <= 0) fail("GEMM measurement: n and repeats must be positive");
   Tensor a = Tensor::empty({n, n}), b = Tensor::empty({n, n}), c = Tensor::zeros({n, n});
@@ -193,10 +198,16 @@ TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOpti
     }
   }
   const double steps = static_cast<double>(o.timed_steps);
+  const double mean_step =
+      std::accumulate(r.step_seconds.begin(), r.step_seconds.end(), 0.0) / steps;
   r.products_seconds_per_step = phases[Phase::kProducts] / steps;
-  r.outside_products_seconds_per_step =
-      std::accumulate(r.step_seconds.begin(), r.step_seconds.end(), 0.0) / steps -
-      r.products_seconds_per_step;
+  r.outside_products_seconds_per_step = mean_step - r.products_seconds_per_step;
+  double claimed = 0;
+  for (const Phase p : training_phases()) {
+    r.phase_seconds_per_step.emplace_back(phase_name(p), phases[p] / steps);
+    claimed += phases[p] / steps;
+  }
+  r.phase_seconds_per_step.emplace_back("other", mean_step - claimed);
   r.timed_system_allocations = arena.system_allocations() - allocations_before;
   r.arena_peak_bytes = arena.peak();
 

@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "core/phase_clock.h"
 #include "model/config.h"
 #include "model/precision.h"
 #include "model/transformer.h"
@@ -71,7 +74,13 @@ struct TrainBenchResult {
   // elementwise ops, attention's softmax, the loss, Adam).
   double products_seconds_per_step = 0;          // the mean over the timed steps
   double outside_products_seconds_per_step = 0;  // the mean step time less the products'
+  // Where a step's time goes (training_phases), means over the timed steps; "other" is what no
+  // phase claims: norms, residual adds, dropout, conversions to bf16, the embeddings.
+  std::vector<std::pair<std::string, double>> phase_seconds_per_step;
 };
+
+// The phases a training step's time is split into, in the order reports list them.
+std::vector<Phase> training_phases();
 
 TrainBenchResult run_train_bench(const ModelConfig& config, const TrainBenchOptions& options);
 

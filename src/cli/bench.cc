@@ -85,6 +85,8 @@ void run_train(const TrainBenchFlags& f) {
     j["last_loss"] = r.last_loss;
     j["products_seconds_per_step"] = r.products_seconds_per_step;
     j["outside_products_seconds_per_step"] = r.outside_products_seconds_per_step;
+    for (const auto& [name, seconds] : r.phase_seconds_per_step)
+      j["phase_seconds_per_step"][name] = seconds;
     j["arena_peak_bytes"] = r.arena_peak_bytes;
     j["timed_system_allocations"] = r.timed_system_allocations;
     fmt::print("{}\n", j.dump(2));
@@ -109,6 +111,10 @@ void run_train(const TrainBenchFlags& f) {
   fmt::print("MFU        {:.2f} (of the {} GEMM rate)\n", r.mfu, precision_name(o.precision));
   fmt::print("products   {:.3f} s a step, {:.3f} s outside them (means over the timed steps)\n",
              r.products_seconds_per_step, r.outside_products_seconds_per_step);
+  std::string split;
+  for (const auto& [name, seconds] : r.phase_seconds_per_step)
+    split += fmt::format("{}{} {:.3f}", split.empty() ? "" : ", ", name, seconds);
+  fmt::print("phases     {} (s a step)\n", split);
   fmt::print("loss       {:.4f} (last step, label-smoothed, per target token)\n", r.last_loss);
   fmt::print("memory     arena peak {:.1f} MB, {} system allocations during timed steps\n",
              static_cast<double>(r.arena_peak_bytes) / 1e6, r.timed_system_allocations);

@@ -52,6 +52,10 @@ std::string_view phase_name(Phase p) {
       return "output_projection";
     case Phase::kLogSoftmax:
       return "log_softmax";
+    case Phase::kLoss:
+      return "loss";
+    case Phase::kUpdate:
+      return "update";
     case Phase::kCount:
       break;
   }

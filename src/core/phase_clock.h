@@ -22,6 +22,8 @@ enum class Phase {
   kAttention,         // attention beyond its products: scores, softmax, weighted sums
   kOutputProjection,  // the product over the vocabulary (absorbing)
   kLogSoftmax,        // normalising and combining an ensemble's scores
+  kLoss,              // training: the loss over the logits and its gradient
+  kUpdate,            // training: the optimizer's update of the parameters
   kCount
 };
 

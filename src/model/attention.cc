@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "model/attention_recorder.h"
 #include "model/bf16_operand.h"
+#include "ops/attention_train.h"
 #include "ops/ops.h"
 #include "ops/visible_keys.h"
 
@@ -116,6 +117,21 @@ Tensor MultiHeadAttention::attend_history(Context& ctx, const Tensor& xq,
   return out_proj.forward(ctx, context);
 }
 
+bool MultiHeadAttention::fused() const {
+  // Keys from a cache may hold more positions than the lk in use.
+  return k_.dim(1) == lk_ && bands_.size() == 1 && bands_[0].q0 == 0 && bands_[0].q1 == lq_ && bands_[0].k0 == 0 &&
+         bands_[0].k1 == lk_;
+}
+
+void MultiHeadAttention::banded_scores(float scale, const Tensor& key_pad, bool causal,
+                                       int64_t causal_offset, int64_t window) {
+  for (const Band& b : bands_)
+    ops::gemm_grid(false, true, b.q1 - b.q0, b.k1 - b.k0, d_k_, scale,
+                   heads_of(q_, d_k_, heads_, b.q0), heads_of(k_, d_k_, heads_, b.k0), 0.0f,
+                   scores_of(probs_, lq_, lk_, heads_, b.q0, b.k0), batch_, heads_);
+  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset, window);
+}
+
 Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::HeadVectors& keys_hv,
                                   const ops::HeadVectors& values_hv, int64_t lk,
                                   const Tensor& key_pad, bool causal, int64_t causal_offset,
@@ -147,19 +163,24 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
   // Bands for self-attention over its own positions; anything else computes every score (the mask
   // still applies).
   bands_ = score_bands(lq_, lk_, causal_offset == 0 && lq_ == lk_ ? window : 0, causal);
-  // Scores outside the bands are never computed; masked_softmax zeroes them (they lie outside
-  // the window) before anything reads them.
+  // One band of every query and key goes through the fused kernels; a window's bands through
+  // products per band. Scores outside the bands are never computed; masked_softmax zeroes them
+  // (they lie outside the window) before anything reads them.
   probs_ = ctx.alloc({batch_, heads_, lq_, lk_});
-  for (const Band& b : bands_)
-    ops::gemm_grid(false, true, b.q1 - b.q0, b.k1 - b.k0, d_k_, scale,
-                   heads_of(q_, d_k_, heads_, b.q0), heads_of(k_, d_k_, heads_, b.k0), 0.0f,
-                   scores_of(probs_, lq_, lk_, heads_, b.q0, b.k0), batch_, heads_);
-  ops::masked_softmax(probs_, batch_, heads_, key_pad, causal, causal_offset, window);
+  if (fused())
+    ops::attention_probabilities(q_, k_, heads_, scale, {key_pad, causal, causal_offset, window},
+                                 probs_);
+  else
+    banded_scores(scale, key_pad, causal, causal_offset, window);
   probs_dropped_ = attn_dropout_.forward(ctx, probs_);
 
   const Shape shape{batch_, lq_, heads_ * d_v_};
   auto weighted_values = [&](Context& c) {
     Tensor context = c.alloc(shape);
+    if (fused()) {
+      ops::attention_context(probs_dropped_, v_, heads_, context);
+      return context;
+    }
     for (const Band& b : bands_)
       ops::gemm_grid(false, false, b.q1 - b.q0, d_v_, b.k1 - b.k0, 1.0f,
                      scores_of(probs_dropped_, lq_, lk_, heads_, b.q0, b.k0),
@@ -176,7 +197,15 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
                                     const Tensor& dq_into) {
   TD_CHECK(k_.dim(1) == lk_, "backward through attention over a key/value cache");
   Tensor dcontext = out_proj.backward(ctx, dy);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_k_));
 
+  Tensor dq = ctx.alloc(q_.shape());
+  if (fused()) {
+    Tensor dk = ctx.alloc(k_.shape()), dv = ctx.alloc(v_.shape());
+    ops::attention_backward(dcontext, q_, k_, v_, probs_, probs_dropped_, attn_dropout_.mask(),
+                            attn_dropout_.p(), heads_, scale, {dq, dk, dv});
+    return finish_backward(ctx, dq, dk, dv, dkv_into, dq_into);
+  }
   // d(probs) = dcontext V^T ; dV = probs^T dcontext. With several bands, d(probs) is zero outside
   // them (softmax's backward reads whole rows) and the bands' key ranges overlap, so dV and dK
   // are sums over the bands.
@@ -196,10 +225,9 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
 
   // Through dropout and softmax, then the 1/sqrt(d_k) scale, into d(scores).
   Tensor dscores = attn_dropout_.backward(ctx, dprobs);
-  ops::softmax_backward(probs_, dscores, 1.0f / std::sqrt(static_cast<float>(d_k_)));
+  ops::softmax_backward(probs_, dscores, scale);
 
   // dQ = dscores K ; dK = dscores^T Q.
-  Tensor dq = ctx.alloc(q_.shape());
   Tensor dk = banded ? ctx.zeros(k_.shape()) : ctx.alloc(k_.shape());
   for (const Band& b : bands_) {
     ops::gemm_grid(false, false, b.q1 - b.q0, d_k_, b.k1 - b.k0, 1.0f,
@@ -212,6 +240,12 @@ Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor
                    batch_, heads_);
   }
 
+  return finish_backward(ctx, dq, dk, dv, dkv_into, dq_into);
+}
+
+Tensor MultiHeadAttention::finish_backward(Context& ctx, const Tensor& dq, const Tensor& dk,
+                                           const Tensor& dv, const Tensor& dkv_into,
+                                           const Tensor& dq_into) {
   Tensor dxq = q_proj.backward(ctx, dq, dq_into);
   const Tensor& dkv = self_ ? dxq : dkv_into;
   TD_CHECK(dkv.defined(), "cross-attention backward needs a key/value gradient buffer");

@@ -58,6 +58,15 @@ class MultiHeadAttention {
   Linear q_proj, k_proj, v_proj, out_proj;
 
  private:
+  // Whether the last training forward computed one band of every query and key, all the keys
+  // given, which the fused kernels (ops/attention_train.h) take whole.
+  bool fused() const;
+  void banded_scores(float scale, const Tensor& key_pad, bool causal, int64_t causal_offset,
+                     int64_t window);
+  // From the projections' gradients dq, dk, dv back to the inputs'.
+  Tensor finish_backward(Context& ctx, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                         const Tensor& dkv_into, const Tensor& dq_into);
+
   std::string name_;  // the parameter-name prefix, under which weights are recorded
   int64_t heads_, d_k_, d_v_;
   int64_t window_;  // restricted self-attention (0: none)

@@ -16,6 +16,8 @@ class Dropout {
   // Returns dy itself when the forward was inactive, else a new tensor.
   Tensor backward(Context& ctx, const Tensor& dy);
   float p() const { return p_; }
+  // The last forward's keep mask (U8, non-zero kept), undefined when it was inactive.
+  Tensor mask() const { return active_ ? mask_ : Tensor(); }
 
  private:
   float p_;

@@ -1,6 +1,5 @@
 #include "model/feed_forward.h"
 
-#include "model/bf16_operand.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -19,13 +18,9 @@ Tensor FeedForward::forward(Context& ctx, const Tensor& x) {
   if (fc2.weight.bf16.defined() && !(ctx.training && relu_dropout_.p() > 0.0f)) {
     // A bf16 model's hidden layer is fc2's bf16 operand and, for backward, the ReLU's mask (a
     // bf16 number is above zero when its fp32 value is, but for values up to 2^-134, which round
-    // to zero): kept in bf16 alone, one pass applying the ReLU and rounding. ReLU dropout needs
-    // the ReLU's own output, so it keeps the fp32 path.
-    const Tensor x_in = fc1.gemm_input(ctx, x);  // before kept_as_bf16: fc1 keeps it for backward
-    Shape shape = x.shape();
-    shape[shape.ndim() - 1] = fc1.out_features();
-    hidden_ = kept_as_bf16(
-        ctx, shape, [&](Context& c) { return fc1.forward(c, x_in); }, ops::relu_to_bf16);
+    // to zero): kept in bf16 alone, written so by fc1's product. ReLU dropout needs the ReLU's
+    // own output, so it keeps the fp32 path.
+    hidden_ = fc1.forward_relu_bf16(ctx, x);
     return fc2.forward(ctx, relu_dropout_.forward(ctx, hidden_));  // inactive: hidden_ itself
   }
   hidden_ = fc1.forward(ctx, x);
@@ -35,8 +30,7 @@ Tensor FeedForward::forward(Context& ctx, const Tensor& x) {
 
 Tensor FeedForward::backward(Context& ctx, const Tensor& dy, const Tensor& dx_into) {
   Tensor dhidden = relu_dropout_.backward(ctx, fc2.backward(ctx, dy));
-  ops::relu_backward(hidden_, dhidden, dhidden);
-  return fc1.backward(ctx, dhidden, dx_into);
+  return fc1.backward(ctx, dhidden, dx_into, hidden_);  // through the ReLU
 }
 
 }  // namespace transduce

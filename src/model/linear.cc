@@ -36,17 +36,34 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
   const bool bf16 = weight.bf16.defined();
   // Backward needs x only as a GEMM operand: a bf16 model keeps it in bf16, half the memory.
   x_ = gemm_operand(ctx, x, bf16);
-  ops::fill_rows(y, bias.value);
-  ops::gemm(x_, false, bf16 ? weight.bf16 : weight.value, true, y, 1.0f, 1.0f);
+  ops::linear_product(x_, bf16 ? weight.bf16 : weight.value, bias.value, false, y);
   return y;
 }
 
-Tensor Linear::backward(Context& ctx, const Tensor& dy, const Tensor& dx_into) {
+Tensor Linear::forward_relu_bf16(Context& ctx, const Tensor& x) {
+  const PhaseScope phase(Phase::kProducts);
+  TD_CHECK(weight.bf16.defined(), "{} has no bf16 weights for a bf16 product", weight.name);
+  Shape shape = x.shape();
+  shape[shape.ndim() - 1] = out_features();
+  Tensor y = ctx.alloc(shape, DType::BF16);
+  x_ = gemm_operand(ctx, x, true);
+  ops::linear_product(x_, weight.bf16, bias.value, true, y);
+  return y;
+}
+
+Tensor Linear::backward(Context& ctx, const Tensor& dy, const Tensor& dx_into,
+                        const Tensor& relu_out) {
   const bool bf16 = weight.bf16.defined();
-  const Tensor dy_op = gemm_operand(ctx, dy, bf16);
+  Tensor dy_op = dy;
+  if (bf16 && dy.dtype() == DType::F32) {  // one pass: the ReLU, db, and the bf16 operand
+    dy_op = ctx.alloc(dy.shape(), DType::BF16);
+    ops::bias_grad(dy, bias.grad, dy_op, relu_out);
+  } else {
+    if (relu_out.defined()) ops::relu_backward(relu_out, dy, dy);
+    ops::bias_grad(dy, bias.grad);
+  }
   const Tensor& w = bf16 ? weight.bf16 : weight.value;
   ops::gemm(dy_op, true, x_, false, weight.grad, 1.0f, 1.0f);
-  ops::bias_grad(dy, bias.grad);
   if (dx_into.defined()) {
     ops::gemm(dy_op, false, w, false, dx_into, 1.0f, 1.0f);
     return dx_into;

@@ -17,11 +17,18 @@ class Linear {
   // ops::gemm_int8 quantizes x per row). x may already be gemm_input's result (several layers
   // reading one input round it once).
   Tensor forward(Context& ctx, const Tensor& x);
+  // A bf16 model's max(forward(x), 0) as a BF16 tensor, the ReLU and the rounding done in the
+  // product's epilogue: the feed-forward hidden layer, kept only as the next product's operand.
+  Tensor forward_relu_bf16(Context& ctx, const Tensor& x);
   // x as this layer's GEMM reads it: rounded to bf16 when the weights have a bf16 copy (a bf16
   // model), else x itself.
   Tensor gemm_input(Context& ctx, const Tensor& x) const;
   // Accumulates dW and db; returns dx, or adds dx into `dx_into` (and returns it) when given.
-  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {});
+  // With relu_out, dy is the gradient of max(y, 0) = relu_out (F32 or BF16), taken back through
+  // the ReLU here (in the pass that sums db and rounds dy for a bf16 model; an fp32 model's dy is
+  // overwritten).
+  Tensor backward(Context& ctx, const Tensor& dy, const Tensor& dx_into = {},
+                  const Tensor& relu_out = {});
   void collect(ParamList& out) {
     out.push_back(&weight);
     out.push_back(&bias);

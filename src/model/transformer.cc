@@ -303,12 +303,8 @@ ops::CrossEntropySums Transformer::train_step(Context& ctx, const Batch& batch, 
     const Tensor hb = h.slice_rows(r0, r1);
     const Tensor logits = embedding.project(ctx, hb);
     const Tensor dlogits_bf16 = bf16_logits_gradient(ctx, logits);
-    const ops::CrossEntropySums s =
-        ops::cross_entropy_train(logits, targets.slice_rows(r0, r1), config_.pad_id,
-                                 config_.label_smoothing, grad_scale, dlogits_bf16);
-    sums.loss += s.loss;
-    sums.nll += s.nll;
-    sums.tokens += s.tokens;
+    sums += ops::cross_entropy_train(logits, targets.slice_rows(r0, r1), config_.pad_id,
+                                     config_.label_smoothing, grad_scale, dlogits_bf16);
     embedding.project_backward(ctx, hb, dlogits_bf16.defined() ? dlogits_bf16 : logits,
                                dh.slice_rows(r0, r1));
     ctx.arena.release(mark);

@@ -18,6 +18,12 @@ namespace transduce::ops {
 // elsewhere the same products, the operands widened to fp32 for OpenBLAS).
 void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Tensor& c,
           float alpha = 1.0f, float beta = 0.0f);
+// A linear layer's product: y = x w^T + bias (w [n, k], bias F32 [n]), then max(y, 0) when
+// `relu`. y is F32, or BF16 when x and w are: oneDNN adds the bias, applies the ReLU and rounds
+// to bf16 in the product's epilogue, so the fp32 output is never written; fp32 products start
+// from the bias (fill_rows) and apply the ReLU in a second pass.
+void linear_product(const Tensor& x, const Tensor& w, const Tensor& bias, bool relu,
+                    const Tensor& y);
 
 // dst (BF16) = src (F32) rounded to the nearest bf16, ties to even; same element count.
 void to_bf16(const Tensor& src, const Tensor& dst);
@@ -172,7 +178,11 @@ void scale(const Tensor& x, float alpha);
 // x[r, :] = bias for every row: a GEMM then adds into it with beta 1, which spares BLAS its pass
 // over the output (beta 0 zeroes it first) and a separate bias pass. dbias += column sums of dy.
 void fill_rows(const Tensor& x, const Tensor& bias);
-void bias_grad(const Tensor& dy, const Tensor& dbias);
+// With relu_out (the layer's ReLU output, F32 or BF16, shaped like dy), dy is first taken back
+// through that ReLU (zero where relu_out is not above zero); with dy_bf16 (BF16), the dy summed
+// is also written there rounded to bf16: a bf16 layer's GEMM operand, from one pass over dy.
+void bias_grad(const Tensor& dy, const Tensor& dbias, const Tensor& dy_bf16 = Tensor(),
+               const Tensor& relu_out = Tensor());
 
 // out[r] = table[ids[r]] * scale; ids I32. An id outside the table is an error. The table is
 // F32, or I8 with one F32 scale per row (`row_scales`, an Int8Matrix's q and scales).
@@ -208,6 +218,14 @@ struct CrossEntropySums {
   int64_t tokens = 0;
   // consistency_loss_train: the sum over row pairs of (KL(p||q) + KL(q||p)) / 2.
   double consistency = 0;
+
+  CrossEntropySums& operator+=(const CrossEntropySums& o) {
+    loss += o.loss;
+    nll += o.nll;
+    tokens += o.tokens;
+    consistency += o.consistency;
+    return *this;
+  }
 };
 // Saves each row's log-sum-exp in lse [n].
 CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targets, int pad_id,

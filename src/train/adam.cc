@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/phase_clock.h"
 #include "ops/ops.h"
 
 namespace transduce {
@@ -15,6 +16,7 @@ Adam::Adam(const ParamList& params, AdamOptions options) : params_(params), o_(o
 }
 
 void Adam::step(float lr) {
+  const PhaseScope phase(Phase::kUpdate);
   ++t_;
   for (size_t i = 0; i < params_.size(); ++i)
     ops::adam_update(params_[i]->value, params_[i]->grad, m_[i], v_[i], lr, o_.beta1, o_.beta2,

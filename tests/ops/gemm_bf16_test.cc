@@ -17,6 +17,7 @@
 #include "core/threads.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/ops.h"
+#include "support/bf16_tensor.h"
 #include "support/cpu_features.h"
 #include "support/gradcheck.h"
 #include "support/thread_count.h"
@@ -24,24 +25,16 @@
 namespace transduce {
 namespace {
 
+using transduce::testing::bf16_of;
 using transduce::testing::random_tensor;
+using transduce::testing::value_at;
 
 constexpr double kU32 = 1.0 / (1 << 24);  // fp32's unit roundoff
 constexpr double kU16 = 1.0 / (1 << 8);   // bf16's (8 significant bits)
 
-Tensor bf16_of(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DType::BF16);
-  ops::to_bf16(t, out);
-  return out;
-}
-
-double value(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::BF16 ? bf16_to_float(t.bf16()[i]) : t.f32()[i];
-}
-
 // Element (i, j) of op(t), t read as a [rows, cols] matrix.
 double op_at(const Tensor& t, bool trans, int64_t i, int64_t j) {
-  return trans ? value(t, j * t.cols() + i) : value(t, i * t.cols() + j);
+  return trans ? value_at(t, j * t.cols() + i) : value_at(t, i * t.cols() + j);
 }
 
 struct Reference {

@@ -270,6 +270,53 @@ TEST(ThreadedElementwise, FillRowsAndBiasGrad) {
   }
 }
 
+// bias_grad through a ReLU (its output F32 or BF16) and writing the bf16 operand in the same pass:
+// db within the sums' bound of the masked column sums, the operand bit for bit what relu_backward
+// then to_bf16 give, at a feed-forward layer's width; some ReLU outputs are exactly zero or the
+// least bf16 subnormal (above zero).
+TEST(ThreadedElementwise, BiasGradThroughAReluIntoBf16) {
+  const int64_t rows = 301, n = 2048;
+  SplitMix64 rng(104);
+  const Tensor dy = random_tensor({rows, n}, rng);
+  Tensor relu32 = random_tensor({rows, n}, rng);
+  ops::relu_forward(relu32, relu32);
+  for (int64_t i = 0; i < rows * n; i += 97) relu32.f32()[i] = 0x1p-133f;  // bf16's 0x0001
+  Tensor relu16 = Tensor::empty({rows, n}, DType::BF16);
+  ops::to_bf16(relu32, relu16);
+  const Tensor db0 = random_tensor({n}, rng);
+  for (const Tensor* relu : {&relu32, &relu16}) {
+    SCOPED_TRACE(relu == &relu32 ? "fp32 ReLU output" : "bf16 ReLU output");
+    Tensor masked = Tensor::empty({rows, n});
+    ops::relu_backward(*relu, dy, masked);
+    Tensor want16 = Tensor::empty({rows, n}, DType::BF16);
+    ops::to_bf16(masked, want16);
+    std::vector<double> db(idx(n)), db_tol(idx(n));
+    int64_t passed = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double s = db0.f32()[j], magnitude = std::abs(db0.f32()[j]);
+      for (int64_t r = 0; r < rows; ++r) {
+        const bool above = relu32.f32()[r * n + j] > 0.0f;
+        s += above ? dy.f32()[r * n + j] : 0.0;
+        magnitude += above ? std::abs(dy.f32()[r * n + j]) : 0.0;
+        passed += above;
+      }
+      db[idx(j)] = s;
+      db_tol[idx(j)] = gamma_n(rows + 3) * magnitude;
+    }
+    ASSERT_GT(passed, rows * n / 3);
+    ASSERT_LT(passed, rows * n * 2 / 3);
+    const Runs runs = at_each_thread_count([&] {
+      Tensor g = db0.clone();
+      Tensor dy16 = Tensor::empty({rows, n}, DType::BF16);
+      ops::bias_grad(dy, g, dy16, *relu);
+      return std::vector<Tensor>{g, dy16};
+    });
+    check_runs(runs, 0, "bias_grad through the ReLU", db, db_tol, false);
+    for (size_t k = 0; k < runs.size(); ++k)
+      expect_bitwise("the rounded gradient " + threads_of(k), runs[k][1], want16);
+  }
+}
+
 // Forward: rows split between threads. Backward: dx rows split; dgamma and dbeta summed over rows
 // in per-thread partial sums, so they depend on the team.
 TEST(ThreadedLayerNorm, ForwardAndBackward) {

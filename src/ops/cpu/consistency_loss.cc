@@ -3,6 +3,7 @@
 // different dropout masks. Forward and backward in one pass over each pair of rows.
 #include <cstring>
 
+#include "core/phase_clock.h"
 #include "ops/cpu/logit_rows.h"
 #include "ops/ops.h"
 
@@ -85,6 +86,7 @@ CrossEntropySums consistency_rows(const float* pl, const int32_t* pt, int64_t pa
 CrossEntropySums consistency_loss_train(const Tensor& logits, const Tensor& targets, int pad_id,
                                         float eps, float alpha, float grad_scale,
                                         const Tensor& grad_bf16) {
+  const PhaseScope phase(Phase::kLoss);
   require_cpu({&logits, &targets});
   const int64_t n = logits.rows(), vocab = logits.cols(), pairs = n / 2;
   TD_CHECK(targets.numel() == n && n % 2 == 0, "consistency_loss shapes: {} logits, {} targets",

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/phase_clock.h"
 #include "ops/cpu/logit_rows.h"
 #include "ops/ops.h"
 
@@ -83,6 +84,7 @@ CrossEntropySums cross_entropy_forward(const Tensor& logits, const Tensor& targe
 
 CrossEntropySums cross_entropy_train(const Tensor& logits, const Tensor& targets, int pad_id,
                                      float eps, float grad_scale, const Tensor& grad_bf16) {
+  const PhaseScope phase(Phase::kLoss);
   require_cpu({&logits, &targets});
   const int64_t n = logits.rows(), vocab = logits.cols();
   TD_CHECK(targets.numel() == n, "cross_entropy shapes");

@@ -1,6 +1,9 @@
 // Pointwise ops: ReLU, dropout, additions, bias.
 #include <omp.h>
 
+#include <type_traits>
+
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/scratch.h"
@@ -24,6 +27,16 @@ void relu_forward(const Tensor& x, const Tensor& y) {
   for (int64_t i = 0; i < n; ++i) py[i] = px[i] > 0.0f ? px[i] : 0.0f;
 }
 
+namespace {
+
+// Whether a bf16 number is above zero: its bits 0x0001 (the least subnormal) to 0x7f80
+// (infinity): sign bit clear, not zero, not NaN.
+inline bool bf16_above_zero(uint16_t bits) {
+  return bits - 1u < 0x7f80u;
+}
+
+}  // namespace
+
 void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
   require_cpu({&y, &dy, &dx});
   same_shape(y, dy, "relu_backward");
@@ -32,11 +45,9 @@ void relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dx) {
   float* pdx = dx.f32();
   const int64_t n = y.numel();
   if (y.dtype() == DType::BF16) {
-    // A bf16 number is above zero when its bits are 0x0001 (the least subnormal) to 0x7f80
-    // (infinity): sign bit clear, not zero, not NaN.
     const uint16_t* py = y.bf16();
 #pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
-    for (int64_t i = 0; i < n; ++i) pdx[i] = py[i] - 1u < 0x7f80u ? pdy[i] : 0.0f;
+    for (int64_t i = 0; i < n; ++i) pdx[i] = bf16_above_zero(py[i]) ? pdy[i] : 0.0f;
     return;
   }
   const float* py = y.f32();
@@ -142,22 +153,77 @@ void fill_rows(const Tensor& x, const Tensor& bias) {
   for (int64_t r = 0; r < x.rows(); ++r) std::copy(pb, pb + n, px + r * n);
 }
 
-void bias_grad(const Tensor& dy, const Tensor& dbias) {
+namespace {
+
+// Rows r0..r1-1 of bias_grad into acc: Relu is the type of the ReLU's output (void: none), and
+// ToBf16 writes the rounded gradient.
+template <class Relu, bool ToBf16>
+void bias_grad_rows(const float* dy, const void* relu_out, uint16_t* out, int64_t r0, int64_t r1,
+                    int64_t n, float* acc) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* row = dy + r * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) {
+      float g = row[j];
+      if constexpr (std::is_same_v<Relu, float>) {
+        g = static_cast<const float*>(relu_out)[r * n + j] > 0.0f ? g : 0.0f;
+      } else if constexpr (std::is_same_v<Relu, uint16_t>) {
+        g = bf16_above_zero(static_cast<const uint16_t*>(relu_out)[r * n + j]) ? g : 0.0f;
+      }
+      acc[j] += g;
+      if constexpr (ToBf16) out[r * n + j] = float_to_bf16(g);
+    }
+  }
+}
+
+template <class Relu>
+void bias_grad_rows(const float* dy, const void* relu_out, uint16_t* out, int64_t r0, int64_t r1,
+                    int64_t n, float* acc) {
+  if (out)
+    bias_grad_rows<Relu, true>(dy, relu_out, out, r0, r1, n, acc);
+  else
+    bias_grad_rows<Relu, false>(dy, relu_out, out, r0, r1, n, acc);
+}
+
+}  // namespace
+
+void bias_grad(const Tensor& dy, const Tensor& dbias, const Tensor& dy_bf16,
+               const Tensor& relu_out) {
   require_cpu({&dy, &dbias});
   const int64_t n = dy.cols(), rows = dy.rows();
-  TD_CHECK(dbias.numel() == n, "bias_grad {} -> {}", dy.shape().str(), dbias.shape().str());
+  TD_CHECK(dbias.numel() == n && dy.dtype() == DType::F32, "bias_grad {} {} -> {}",
+           dtype_name(dy.dtype()), dy.shape().str(), dbias.shape().str());
+  uint16_t* out = nullptr;
+  if (dy_bf16.defined()) {
+    require_cpu({&dy_bf16});
+    TD_CHECK(dy_bf16.dtype() == DType::BF16 && dy_bf16.numel() == dy.numel(),
+             "bias_grad's rounded gradient: {} {} for {}", dtype_name(dy_bf16.dtype()),
+             dy_bf16.shape().str(), dy.shape().str());
+    out = dy_bf16.bf16();
+  }
+  const DType relu = relu_out.defined() ? relu_out.dtype() : DType::U8;
+  if (relu_out.defined()) {
+    require_cpu({&relu_out});
+    TD_CHECK((relu == DType::F32 || relu == DType::BF16) && relu_out.numel() == dy.numel(),
+             "bias_grad through a ReLU output {} {} for {}", dtype_name(relu),
+             relu_out.shape().str(), dy.shape().str());
+  }
   const int nt = parallel_worth_it(rows * n) ? omp_get_max_threads() : 1;
   float* partial = zeroed_scratch(static_cast<size_t>(nt) * n);
   const float* pdy = dy.f32();
+  const void* pr = relu_out.defined() ? relu_out.raw() : nullptr;
 #pragma omp parallel num_threads(nt)
   {
     float* acc = partial + static_cast<size_t>(omp_get_thread_num()) * n;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = pdy + r * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
-    }
+    // The rows of schedule(static): one contiguous share a thread.
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+    if (relu == DType::F32)
+      bias_grad_rows<float>(pdy, pr, out, r0, r1, n, acc);
+    else if (relu == DType::BF16)
+      bias_grad_rows<uint16_t>(pdy, pr, out, r0, r1, n, acc);
+    else
+      bias_grad_rows<void>(pdy, pr, out, r0, r1, n, acc);
   }
   float* db = dbias.f32();
   for (int t = 0; t < nt; ++t)

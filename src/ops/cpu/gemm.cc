@@ -33,6 +33,25 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, const Te
               b.cols(), beta, c.f32(), c.cols());
 }
 
+void linear_product(const Tensor& x, const Tensor& w, const Tensor& bias, bool relu,
+                    const Tensor& y) {
+  const PhaseScope phase(Phase::kProducts);
+  require_cpu({&x, &w, &bias, &y});
+  TD_CHECK(w.cols() == x.cols() && y.rows() == x.rows() && y.cols() == w.rows() &&
+               bias.numel() == w.rows(),
+           "linear product {} x {}^T + bias {} -> {}", x.shape().str(), w.shape().str(),
+           bias.shape().str(), y.shape().str());
+  if (x.dtype() == DType::BF16 || w.dtype() == DType::BF16) {
+    linear_product_bf16(x, w, bias, relu, y);
+    return;
+  }
+  TD_CHECK(y.dtype() == DType::F32, "an fp32 linear product writes F32, not {}",
+           dtype_name(y.dtype()));
+  fill_rows(y, bias);
+  gemm(x, false, w, true, y, 1.0f, 1.0f);
+  if (relu) relu_forward(y, y);
+}
+
 void gemm_grid(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const MatrixGrid& a, const MatrixGrid& b, float beta, const MatrixGrid& c,
                int64_t outer, int64_t inner) {

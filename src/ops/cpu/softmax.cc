@@ -1,11 +1,7 @@
 // Masked, numerically stable softmax over attention scores, and its backward.
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "core/phase_clock.h"
 #include "ops/cpu/check.h"
-#include "ops/cpu/fast_exp.h"
+#include "ops/cpu/softmax_rows.h"
 #include "ops/ops.h"
 #include "ops/visible_keys.h"
 
@@ -24,37 +20,9 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
 #pragma omp parallel for schedule(static) if (parallel_worth_it(scores.numel()))
   for (int64_t r = 0; r < scores.rows(); ++r) {
     const int64_t b = r / (heads * lq), q = r % lq;
-    float* row = s + r * lk;
     const uint8_t* prow = pad ? pad + b * lk : nullptr;
-    // Keys outside [first, visible) are hidden by the causal mask and the window.
-    const KeyRange keys = visible_keys(q + causal_offset, lk, causal, window);
-    const int64_t first = keys.first, visible = keys.end;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = first; j < visible; ++j)
-      if (!prow || !prow[j]) mx = std::max(mx, row[j]);
-    if (mx == -std::numeric_limits<float>::infinity()) {
-      std::fill(row, row + lk, 0.0f);
-      continue;
-    }
-    float sum = 0;
-    if (prow) {
-#pragma omp simd reduction(+ : sum)
-      for (int64_t j = first; j < visible; ++j) {
-        const float e = prow[j] ? 0.0f : fast_exp(row[j] - mx);
-        row[j] = e;
-        sum += e;
-      }
-    } else {
-#pragma omp simd reduction(+ : sum)
-      for (int64_t j = first; j < visible; ++j) {
-        row[j] = fast_exp(row[j] - mx);
-        sum += row[j];
-      }
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t j = first; j < visible; ++j) row[j] *= inv;
-    std::fill(row, row + first, 0.0f);
-    std::fill(row + visible, row + lk, 0.0f);
+    // Keys outside the range are hidden by the causal mask and the window.
+    masked_softmax_row(s + r * lk, lk, visible_keys(q + causal_offset, lk, causal, window), prow);
   }
 }
 
@@ -67,12 +35,7 @@ void softmax_backward(const Tensor& probs, const Tensor& dscores, float scale) {
   float* d = dscores.f32();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(probs.numel()))
   for (int64_t r = 0; r < probs.rows(); ++r) {
-    const float* pr = p + r * n;
-    float* dr = d + r * n;
-    float dot = 0;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < n; ++j) dot += pr[j] * dr[j];
-    for (int64_t j = 0; j < n; ++j) dr[j] = scale * pr[j] * (dr[j] - dot);
+    softmax_backward_row(p + r * n, d + r * n, n, scale);
   }
 }
 
