@@ -10,8 +10,9 @@ measures each process's peak resident memory. Training runs in fp32 and in bf16 
 (ours: --compute-type bf16, oneDNN; PyTorch: torch.autocast on the CPU, oneDNN too). Each side gets
 its best thread setting on the machine at hand: before the workloads, each side's tiny training
 step runs under both OpenMP wait policies (transduce: libgomp's default and passive; PyTorch:
-passive and active) and the faster is kept for every workload; the table's header says which
-BLAS library PyTorch loaded and which thread pools run it (OpenMP or pthreads, their sizes). It
+passive and active) and the faster is kept for every workload (where the environment names
+OpenBLAS kernels without AVX-512 on an AVX-512 CPU, each is also tried with
+OPENBLAS_CORETYPE=SKYLAKEX); the table's header says which BLAS library PyTorch loaded and which thread pools run it (OpenMP or pthreads, their sizes). It
 prints a table and ends with one `name value` line per figure (train_tiny_ratio,
 train_base_ratio, train_tiny_bf16_ratio, train_base_bf16_over_our_fp32, train_base25k_ratio,
 decode_greedy_ratio, decode_beam4_ratio, mfu_base, rss_base_ratio, ...). `--quick` runs only the tiny workloads (a smoke test of the script, not a
@@ -46,25 +47,33 @@ def run_child(cmd, env):
     return json.loads(out), usage.ru_maxrss / 1024.0
 
 
-def best_wait_policy(side, kind, cmd, key, base_env, policies):
-    """Each side's best OpenMP wait policy on this machine for one kind of work (training or
-    decoding), from a short run of its tiny workload (cmd: the whole command; key: the figure)."""
-    rates = {}
-    for policy in policies:
-        env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
-        if policy != "default":
-            env["OMP_WAIT_POLICY"] = policy
-        j, _ = run_child(cmd, env)
-        if "runs" in j:
-            j = dict(j, **j["runs"][0])
-        rates[policy] = j[key]
-        print(f"  {side:<6} {kind} with OMP_WAIT_POLICY={policy}: {rates[policy]:.1f} {key}",
-              file=sys.stderr, flush=True)
-    best = max(rates, key=rates.get)
+def settings_env(base_env, policy, coretype):
+    """base_env under an OpenMP wait policy ("default": libgomp's own) and, unless None, an
+    OPENBLAS_CORETYPE."""
     env = {k: v for k, v in base_env.items() if k != "OMP_WAIT_POLICY"}
-    if best != "default":
-        env["OMP_WAIT_POLICY"] = best
-    return best, env
+    if policy != "default":
+        env["OMP_WAIT_POLICY"] = policy
+    if coretype is not None:
+        env["OPENBLAS_CORETYPE"] = coretype
+    return env
+
+
+def best_settings(side, kind, cmd, key, base_env, policies, coretypes):
+    """Each side's best OpenMP wait policy and OpenBLAS kernel set (coretypes: None keeps
+    base_env's) on this machine for one kind of work (training or decoding), from a short run of
+    its tiny workload (cmd: the whole command; key: the figure). Returns the policy and the env."""
+    rates = {}
+    for coretype in coretypes:
+        for policy in policies:
+            j, _ = run_child(cmd, settings_env(base_env, policy, coretype))
+            if "runs" in j:
+                j = dict(j, **j["runs"][0])
+            rates[policy, coretype] = j[key]
+            kernels = "" if coretype is None else f", OPENBLAS_CORETYPE={coretype}"
+            print(f"  {side:<6} {kind} with OMP_WAIT_POLICY={policy}{kernels}: "
+                  f"{rates[policy, coretype]:.1f} {key}", file=sys.stderr, flush=True)
+    policy, coretype = max(rates, key=rates.get)
+    return policy, settings_env(base_env, policy, coretype)
 
 
 def main():
@@ -75,7 +84,7 @@ def main():
     p.add_argument("--python", default="/usr/bin/python3", help="a Python with Debian's torch")
     p.add_argument("--quick", action="store_true", help="tiny workloads only")
     p.add_argument("--no-bf16", action="store_true",
-                   help="fp32 only (a CPU without bf16 dot products)")
+                   help="no bf16 workloads (a CPU without bf16 dot products)")
     p.add_argument("--no-int8", action="store_true",
                    help="decode in fp32 only (a CPU without int8 dot products)")
     p.add_argument("--baseline", type=Path,
@@ -96,9 +105,16 @@ def main():
             if line.startswith("flags"):
                 flags = set(line.split(":", 1)[1].split())
                 break
-    if "OPENBLAS_CORETYPE" not in base_env and {"avx512f", "avx512bw", "avx512dq",
-                                                "avx512vl"} <= flags:
+    avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags
+    if "OPENBLAS_CORETYPE" not in base_env and avx512:
         base_env["OPENBLAS_CORETYPE"] = "SKYLAKEX"
+    # An environment may name OpenBLAS kernels without AVX-512 on an AVX-512 CPU (this project's
+    # EPYC sets OPENBLAS_CORETYPE=Haswell, half the fp32 GEMM rate): then both sides are also
+    # probed with the AVX-512 kernels, and each keeps the faster.
+    named = os.environ.get("OPENBLAS_CORETYPE", "").upper()
+    coretypes = [None]
+    if avx512 and named and named not in ("SKYLAKEX", "COOPERLAKE", "SAPPHIRERAPIDS"):
+        coretypes.append("SKYLAKEX")
     ours = [args.transduce, "--threads", args.threads, "bench"]
     torch = [args.python, REPO / "bench" / "pytorch_reference.py", "--threads", args.threads,
              "--json"]
@@ -116,11 +132,12 @@ def main():
     }
     policy, env = {}, {}
     for kind, (our_probe, torch_probe, key) in probes.items():
-        policy["ours", kind], env["ours", kind] = best_wait_policy(
+        policy["ours", kind], env["ours", kind] = best_settings(
             "ours", kind, [*ours, *our_probe, "--json"], key, dict(os.environ),
-            ("default", "passive"))
-        policy["torch", kind], env["torch", kind] = best_wait_policy(
-            "torch", kind, [*torch, *torch_probe], key, base_env, ("passive", "active"))
+            ("default", "passive"), coretypes)
+        policy["torch", kind], env["torch", kind] = best_settings(
+            "torch", kind, [*torch, *torch_probe], key, base_env, ("passive", "active"),
+            coretypes)
 
     # name, our command, PyTorch's command, how to read the figure from each JSON
     train_fig = ("tokens_per_second", "tokens_per_second")
@@ -146,13 +163,15 @@ def main():
                           [*torch, "train", "--preset", "base", "--batch", 1000, "--accum", 4,
                            "--steps", 3],
                           train_fig))
-    # Decoding in fp32, and in int8: ours quantized at load (--compute-type int8), PyTorch's
+    # Decoding in fp32, in bf16 (ours: bf16 weights at load; PyTorch: the model in bfloat16), and
+    # in int8: ours quantized at load (--compute-type int8), PyTorch's
     # torch.ao.quantization.quantize_dynamic on its Linear layers with the oneDNN engine (faster
     # than QNNPACK here: 101 against 95 sentences/s, tiny greedy).
-    compute_types = ("fp32",) if args.no_int8 else ("fp32", "int8")
+    compute_types = (("fp32",) + (() if args.no_bf16 else ("bf16",)) +
+                     (() if args.no_int8 else ("int8",)))
     for preset in ("tiny",) if args.quick else ("tiny", "base"):
         for compute in compute_types:
-            suffix = "" if compute == "fp32" else "_int8"
+            suffix = "" if compute == "fp32" else f"_{compute}"
             for search, beam, flag in (("greedy", 1, "--greedy-only"),
                                        ("beam4", 4, "--beam-only")):
                 workloads.append((f"decode_{search}_{preset}{suffix}",
@@ -212,11 +231,11 @@ def report(results, args, policy, env, torch):
               f"quantize_dynamic on its Linear layers, engine "
               f"{int8_runs[0]['torch']['json']['quantized_engine']}")
     baseline_head = f" {'baseline':>12} {'/baseline':>9}" if args.baseline else ""
-    print(f"\n{'workload':<28} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
+    print(f"\n{'workload':<32} {'transduce':>12} {'PyTorch':>12} {'ratio':>7} "
           f"{'RSS ours MB':>12} {'RSS torch MB':>13}{baseline_head}")
     for name, b in results.items():
         unit = "tok/s" if name.startswith("train") else "sent/s"
-        line = (f"{name + ' (' + unit + ')':<28} {b['ours']['value']:12.1f} "
+        line = (f"{name + ' (' + unit + ')':<32} {b['ours']['value']:12.1f} "
                 f"{b['torch']['value']:12.1f} {b['ours']['value'] / b['torch']['value']:7.2f} "
                 f"{b['ours']['rss_mb']:12.0f} {b['torch']['rss_mb']:13.0f}")
         if args.baseline:
@@ -247,11 +266,14 @@ def report(results, args, policy, env, torch):
     for search in ("greedy", "beam4"):
         per_model = [v for k, v in summary.items()
                      if k.startswith(f"decode_{search}_") and k.endswith("_ratio")
-                     and "_int8" not in k]
+                     and "_int8" not in k and "_bf16" not in k]
         if per_model:
             summary[f"decode_{search}_ratio"] = min(per_model)  # the weaker of the two models
         for preset in presets:
             name = f"decode_{search}_{preset}"
+            if f"{name}_bf16" in results and name in results:
+                summary[f"{name}_bf16_over_our_fp32"] = (
+                    results[f"{name}_bf16"]["ours"]["value"] / results[name]["ours"]["value"])
             if f"{name}_int8" in results and name in results:
                 ours8, ours32 = results[f"{name}_int8"]["ours"], results[name]["ours"]
                 summary[f"{name}_int8_over_our_fp32"] = ours8["value"] / ours32["value"]

@@ -119,8 +119,8 @@ Tensor MultiHeadAttention::attend_history(Context& ctx, const Tensor& xq,
 
 bool MultiHeadAttention::fused() const {
   // Keys from a cache may hold more positions than the lk in use.
-  return k_.dim(1) == lk_ && bands_.size() == 1 && bands_[0].q0 == 0 && bands_[0].q1 == lq_ && bands_[0].k0 == 0 &&
-         bands_[0].k1 == lk_;
+  return k_.dim(1) == lk_ && bands_.size() == 1 && bands_[0].q0 == 0 && bands_[0].q1 == lq_ &&
+         bands_[0].k0 == 0 && bands_[0].k1 == lk_;
 }
 
 void MultiHeadAttention::banded_scores(float scale, const Tensor& key_pad, bool causal,
