@@ -12,7 +12,8 @@
 // sentence, not per row: a beam reorder never copies them, and the decoder attends with the
 // group's rows as that sentence's queries.
 //
-// An int8 model keeps all of them in int8, one scale per head's vector: a quarter of the memory.
+// An int8 model keeps all of them in int8, one scale per head's vector: a quarter of the memory;
+// a bf16 model in bf16, half of it.
 #pragma once
 
 #include <vector>

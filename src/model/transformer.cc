@@ -178,10 +178,13 @@ DecoderCache Transformer::start_decoding(Context& ctx, Arena& history, const Ten
   cache.src_pad.copy_from(src_pad);
   const int64_t slots = memory.dim(0) * repeat, sentences = memory.dim(0), length = memory.dim(1),
                 heads = config_.heads, hk = heads * config_.d_k, hv = heads * config_.d_v;
-  // An int8 model keeps keys and values in int8 with a scale per head's vector.
-  const bool int8 = precision_ == Precision::INT8;
+  // An int8 model keeps keys and values in int8 with a scale per head's vector, a bf16 model in
+  // bf16: what its products read, at half of fp32's memory and memory traffic.
+  const DType element = precision_ == Precision::INT8   ? DType::I8
+                        : precision_ == Precision::BF16 ? DType::BF16
+                                                        : DType::F32;
   ops::KvHistory& h = cache.history;
-  h.int8 = int8;
+  h.element = element;
   h.heads = heads;
   h.dk = config_.d_k;
   h.dv = config_.d_v;
@@ -189,11 +192,12 @@ DecoderCache Transformer::start_decoding(Context& ctx, Arena& history, const Ten
   // are the ones an earlier batch touched (kv_cache.h).
   history.reset();
   h.rows = history.alloc({capacity, config_.layers, slots,
-                          ops::KvHistory::row_bytes(int8, heads, config_.d_k, config_.d_v)},
+                          ops::KvHistory::row_bytes(element, heads, config_.d_k, config_.d_v)},
                          DType::U8);
   h.slot_of = ctx.alloc({capacity, slots}, DType::I32);
   auto store = [&](int64_t width) {
-    if (!int8) return ops::HeadVectors(ctx.alloc({sentences, length, width}));
+    if (element != DType::I8)
+      return ops::HeadVectors(ctx.alloc({sentences, length, width}, element));
     return ops::HeadVectors(ctx.alloc({sentences, length, width}, DType::I8),
                             ctx.alloc({sentences, length, heads}));
   };

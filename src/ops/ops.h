@@ -93,13 +93,14 @@ void masked_softmax(const Tensor& scores, int64_t batch, int64_t heads, const Te
 // Keys or values as inference keeps them, [..., heads * d]: F32, or I8 with one F32 scale per
 // head's vector (`scales` [..., heads]; the vector is scale * q, quantized by store_heads).
 struct HeadVectors {
-  Tensor data;
+  Tensor data;    // F32, BF16 (a bf16 model's decoder caches) or I8
   Tensor scales;  // I8 data only
   HeadVectors() = default;
   HeadVectors(Tensor d, Tensor s = Tensor()) : data(std::move(d)), scales(std::move(s)) {}
 };
-// dst's first src.rows() rows = src (F32 [n, heads * d]): copied when dst is F32, else each
-// head's d values quantized to int8 with scale max|x| / 127 (as quantize_rows does a row).
+// dst's first src.rows() rows = src (F32 [n, heads * d]): copied when dst is F32, rounded when
+// BF16, else each head's d values quantized to int8 with scale max|x| / 127 (as quantize_rows
+// does a row).
 void store_heads(const Tensor& src, int64_t heads, const HeadVectors& dst);
 
 // Attention for inference in one pass, without materialising the probabilities: for sentence b,
@@ -121,17 +122,18 @@ void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVec
 // only. Each position's rows lie after the previous position's, whatever the capacity: decoding
 // touches the memory of the positions it reaches, and nothing after them.
 struct KvHistory {
-  Tensor rows;     // U8 [capacity, layers, slots, row_bytes(...)]
-  Tensor slot_of;  // I32 [capacity, slots]
-  bool int8 = false;
+  Tensor rows;                 // U8 [capacity, layers, slots, row_bytes(...)]
+  Tensor slot_of;              // I32 [capacity, slots]
+  DType element = DType::F32;  // of the keys and values: F32, BF16 or I8 (with scales)
   int64_t heads = 0, dk = 0, dv = 0;
 
-  static int64_t row_bytes(bool int8, int64_t heads, int64_t dk, int64_t dv);
+  static int64_t row_bytes(DType element, int64_t heads, int64_t dk, int64_t dv);
   int64_t capacity() const { return slot_of.dim(0); }
   int64_t slots() const { return slot_of.dim(1); }
   int64_t layers() const { return rows.dim(1); }
 };
-// Rows (position, layer, 0..n-1) = keys [n, H*dk] and values [n, H*dv] (quantized when int8).
+// Rows (position, layer, 0..n-1) = keys [n, H*dk] and values [n, H*dv] (rounded when BF16,
+// quantized when I8).
 void store_history(const KvHistory& h, int64_t layer, int64_t position, const Tensor& keys,
                    const Tensor& values);
 // Attention as attention_inference computes it for one new query per decoded row over that row's

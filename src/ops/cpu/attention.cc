@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/phase_clock.h"
 #include "ops/cpu/check.h"
 #include "ops/cpu/fast_exp.h"
@@ -20,6 +21,13 @@
 namespace transduce::ops {
 
 namespace {
+
+// A bf16 number as a key or value is read: converted to float by static_cast, as the kernels
+// convert every element type.
+struct Bf16 {
+  uint16_t bits;
+  explicit operator float() const { return bf16_to_float(bits); }
+};
 
 // Head h of vector row `row`: d values of type T from `data`, rows `data_stride` bytes apart,
 // and (int8) its scale among the row's floats at `scales`, rows `scales_stride` bytes apart.
@@ -35,10 +43,10 @@ struct Heads {
     return reinterpret_cast<const T*>(data + row * data_stride) + h * d;
   }
   float scale(int64_t row, int64_t h) const {
-    if constexpr (std::is_same_v<T, float>) {
-      return 1.0f;
-    } else {
+    if constexpr (std::is_same_v<T, int8_t>) {
       return reinterpret_cast<const float*>(scales + row * scales_stride)[h];
+    } else {
+      return 1.0f;
     }
   }
 };
@@ -64,8 +72,8 @@ Heads<T> history_view(const KvHistory& h, bool values) {
   const int64_t data_offset = values ? h.heads * h.dk * static_cast<int64_t>(sizeof(T)) : 0;
   const int64_t scales_offset =
       history_scales_offset(h) + (values ? h.heads * static_cast<int64_t>(sizeof(float)) : 0);
-  return {base + data_offset, stride, h.int8 ? base + scales_offset : nullptr, stride,
-          values ? h.dv : h.dk};
+  return {base + data_offset, stride, h.element == DType::I8 ? base + scales_offset : nullptr,
+          stride, values ? h.dv : h.dk};
 }
 
 // Scratch of one thread's attention: each visible key's score (then weight) and vector row.
@@ -174,12 +182,12 @@ void attend_one(const float* qi, int64_t h, const Heads<T>& keys, const Heads<T>
   }
 }
 
-// Keys and values agree in type and, when int8, carry scales of [..., heads].
-bool is_int8(const HeadVectors& keys, const HeadVectors& values, int64_t heads) {
+// The keys' and values' element type: they agree, and when int8 carry scales of [..., heads].
+DType element_type(const HeadVectors& keys, const HeadVectors& values, int64_t heads) {
   const DType kt = keys.data.dtype();
-  TD_CHECK((kt == DType::F32 || kt == DType::I8) && values.data.dtype() == kt,
+  TD_CHECK((kt == DType::F32 || kt == DType::BF16 || kt == DType::I8) && values.data.dtype() == kt,
            "attention over {} keys and {} values", dtype_name(kt), dtype_name(values.data.dtype()));
-  if (kt == DType::F32) return false;
+  if (kt != DType::I8) return kt;
   for (const HeadVectors* t : {&keys, &values}) {
     require_cpu({&t->scales});
     TD_CHECK(t->scales.dtype() == DType::F32 &&
@@ -187,7 +195,7 @@ bool is_int8(const HeadVectors& keys, const HeadVectors& values, int64_t heads) 
              "int8 attention store {} with scales {} for {} heads", t->data.shape().str(),
              t->scales.shape().str(), heads);
   }
-  return true;
+  return kt;
 }
 
 template <class T>
@@ -271,16 +279,25 @@ void attention_inference(const Tensor& q, const HeadVectors& keys, const HeadVec
            "attention_inference weights {} for {} sentences, {} heads, {} queries, {} keys",
            probs.shape().str(), batch, heads, lq, lk);
   const uint8_t* pad = key_pad_data(key_pad, batch, lk);
-  if (is_int8(keys, values, heads))
-    attention_inference_as<int8_t>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
+  switch (element_type(keys, values, heads)) {
+    case DType::I8:
+      attention_inference_as<int8_t>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
+                                     window, context, probs);
+      break;
+    case DType::BF16:
+      attention_inference_as<Bf16>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
                                    window, context, probs);
-  else
-    attention_inference_as<float>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
-                                  window, context, probs);
+      break;
+    default:
+      attention_inference_as<float>(q, keys, values, lk, heads, scale, pad, causal, causal_offset,
+                                    window, context, probs);
+  }
 }
 
-int64_t KvHistory::row_bytes(bool int8, int64_t heads, int64_t dk, int64_t dv) {
-  if (!int8) return heads * (dk + dv) * static_cast<int64_t>(sizeof(float));
+int64_t KvHistory::row_bytes(DType element, int64_t heads, int64_t dk, int64_t dv) {
+  TD_CHECK(element == DType::F32 || element == DType::BF16 || element == DType::I8,
+           "a decoder history of {} keys and values", dtype_name(element));
+  if (element != DType::I8) return heads * (dk + dv) * dtype_size(element);
   KvHistory h;
   h.heads = heads;
   h.dk = dk;
@@ -295,8 +312,8 @@ void check_history(const KvHistory& h, int64_t layer, int64_t position) {
   TD_CHECK(h.rows.dtype() == DType::U8 && h.rows.ndim() == 4 && h.slot_of.dtype() == DType::I32 &&
                h.slot_of.ndim() == 2 && h.rows.dim(0) == h.capacity() &&
                h.rows.dim(2) == h.slots() &&
-               h.rows.dim(3) == KvHistory::row_bytes(h.int8, h.heads, h.dk, h.dv) && 0 <= layer &&
-               layer < h.layers() && 0 <= position && position < h.capacity(),
+               h.rows.dim(3) == KvHistory::row_bytes(h.element, h.heads, h.dk, h.dv) &&
+               0 <= layer && layer < h.layers() && 0 <= position && position < h.capacity(),
            "decoder history {} (slots {}) at layer {}, position {}", h.rows.shape().str(),
            h.slot_of.shape().str(), layer, position);
 }
@@ -321,9 +338,15 @@ void store_history(const KvHistory& h, int64_t layer, int64_t position, const Te
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n * (hk + hv)))
   for (int64_t r = 0; r < n; ++r) {
     char* row = base + r * stride;
-    if (!h.int8) {
+    if (h.element == DType::F32) {
       std::memcpy(row, pk + r * hk, hk * sizeof(float));
       std::memcpy(row + hk * sizeof(float), pv + r * hv, hv * sizeof(float));
+      continue;
+    }
+    if (h.element == DType::BF16) {
+      auto* b = reinterpret_cast<uint16_t*>(row);
+      for (int64_t j = 0; j < hk; ++j) b[j] = float_to_bf16(pk[r * hk + j]);
+      for (int64_t j = 0; j < hv; ++j) b[hk + j] = float_to_bf16(pv[r * hv + j]);
       continue;
     }
     auto* q = reinterpret_cast<int8_t*>(row);
@@ -356,10 +379,16 @@ void attention_history(const Tensor& q, const KvHistory& h, int64_t layer, int64
     for (int64_t r = 0; r < n; ++r)
       TD_CHECK(slot_of[j * slots + r] >= 0 && slot_of[j * slots + r] < slots,
                "history slot {} of {} at position {}", slot_of[j * slots + r], slots, j);
-  if (h.int8)
-    attention_history_as<int8_t>(q, h, layer, lk, scale, window, context, probs);
-  else
-    attention_history_as<float>(q, h, layer, lk, scale, window, context, probs);
+  switch (h.element) {
+    case DType::I8:
+      attention_history_as<int8_t>(q, h, layer, lk, scale, window, context, probs);
+      break;
+    case DType::BF16:
+      attention_history_as<Bf16>(q, h, layer, lk, scale, window, context, probs);
+      break;
+    default:
+      attention_history_as<float>(q, h, layer, lk, scale, window, context, probs);
+  }
 }
 
 }  // namespace transduce::ops

@@ -36,11 +36,16 @@ void store_heads(const Tensor& src, int64_t heads, const HeadVectors& dst) {
   require_cpu({&src, &d});
   const int64_t n = src.rows(), width = src.cols();
   TD_CHECK(src.dtype() == DType::F32 && heads > 0 && width % heads == 0 && d.cols() == width &&
-               d.rows() >= n && (d.dtype() == DType::F32 || d.dtype() == DType::I8),
+               d.rows() >= n &&
+               (d.dtype() == DType::F32 || d.dtype() == DType::BF16 || d.dtype() == DType::I8),
            "store_heads of {} ({} heads) into {} {}", src.shape().str(), heads,
            dtype_name(d.dtype()), d.shape().str());
   if (d.dtype() == DType::F32) {
     std::memcpy(d.raw(), src.raw(), static_cast<size_t>(src.nbytes()));
+    return;
+  }
+  if (d.dtype() == DType::BF16) {
+    to_bf16(src, Tensor::borrow(d.raw(), src.shape(), DType::BF16));
     return;
   }
   require_cpu({&dst.scales});
