@@ -74,8 +74,8 @@ struct TrainBenchResult {
   // elementwise ops, attention's softmax, the loss, Adam).
   double products_seconds_per_step = 0;          // the mean over the timed steps
   double outside_products_seconds_per_step = 0;  // the mean step time less the products'
-  // Where a step's time goes (training_phases), means over the timed steps; "other" is what no
-  // phase claims: norms, residual adds, dropout, conversions to bf16, the embeddings.
+  // Where a step's time goes (training_phases, then "other"), means over the timed steps; "other"
+  // is what no phase claims: norms, residual adds, dropout, the bias gradients, the embeddings.
   std::vector<std::pair<std::string, double>> phase_seconds_per_step;
 };
 

@@ -131,6 +131,33 @@ TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
   EXPECT_DOUBLE_EQ(r.flops_per_step, model_flops_per_step(c, 4, 5, 5));
 }
 
+// The step by phase: each of training_phases() in order, then "other"; every phase runs in every
+// step (attention through the fused kernels, the loss, Adam), and the phases do not overlap:
+// what is left for "other" is not negative.
+TEST(TrainBench, TheStepSplitsIntoPhasesThatEachRun) {
+  ModelConfig c = small_config();
+  TrainBenchOptions o;
+  o.batch_sentences = 4;
+  o.src_len = 5;
+  o.tgt_len = 5;
+  o.timed_steps = 2;
+  o.sgemm_n = 64;
+  o.sgemm_repeats = 2;
+  const TrainBenchResult r = run_train_bench(c, o);
+  const std::vector<Phase> phases = training_phases();
+  ASSERT_EQ(r.phase_seconds_per_step.size(), phases.size() + 1);
+  double claimed = 0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    EXPECT_EQ(r.phase_seconds_per_step[i].first, phase_name(phases[i]));
+    EXPECT_GT(r.phase_seconds_per_step[i].second, 0.0) << r.phase_seconds_per_step[i].first;
+    claimed += r.phase_seconds_per_step[i].second;
+  }
+  EXPECT_EQ(r.phase_seconds_per_step.back().first, "other");
+  EXPECT_GE(r.phase_seconds_per_step.back().second, 0.0);
+  EXPECT_LE(claimed, (r.step_seconds[0] + r.step_seconds[1]) / 2);
+  EXPECT_DOUBLE_EQ(r.phase_seconds_per_step[0].second, r.products_seconds_per_step);
+}
+
 // Without dropout, three slices with summed gradients are the same updates as the whole batch:
 // after five updates the losses agree to rounding, and differ from a run with other updates.
 TEST(TrainBench, AccumulatedSlicesEqualTheWholeBatch) {

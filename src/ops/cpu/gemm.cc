@@ -41,6 +41,7 @@ void linear_product(const Tensor& x, const Tensor& w, const Tensor& bias, bool r
                bias.numel() == w.rows(),
            "linear product {} x {}^T + bias {} -> {}", x.shape().str(), w.shape().str(),
            bias.shape().str(), y.shape().str());
+  if (y.numel() == 0) return;  // no rows (or no outputs): nothing for the library to do
   if (x.dtype() == DType::BF16 || w.dtype() == DType::BF16) {
     linear_product_bf16(x, w, bias, relu, y);
     return;
