@@ -190,7 +190,7 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
   };
   // A bf16 model keeps the context only as out_proj's bf16 operand.
   if (!out_proj.weight.bf16.defined()) return out_proj.forward(ctx, weighted_values(ctx));
-  return out_proj.forward(ctx, kept_as_bf16(ctx, shape, weighted_values, ops::to_bf16));
+  return out_proj.forward(ctx, kept_as_bf16(ctx, shape, weighted_values));
 }
 
 Tensor MultiHeadAttention::backward(Context& ctx, const Tensor& dy, const Tensor& dkv_into,

@@ -5,17 +5,18 @@
 
 #include "core/shape.h"
 #include "model/context.h"
+#include "ops/ops.h"
 
 namespace transduce {
 
-// compute(ctx) returns the fp32 values (allocating them in ctx); round(fp32, bf16) writes them
-// into the BF16 tensor of `shape` that is returned. Whatever compute() must keep for backward
-// has to be allocated before the call.
-template <class Compute, class Round>
-Tensor kept_as_bf16(Context& ctx, const Shape& shape, Compute&& compute, Round&& round) {
+// compute(ctx) returns the fp32 values (allocating them in ctx), rounded into the BF16 tensor of
+// `shape` that is returned. Whatever compute() must keep for backward has to be allocated before
+// the call.
+template <class Compute>
+Tensor kept_as_bf16(Context& ctx, const Shape& shape, Compute&& compute) {
   const Tensor operand = ctx.alloc(shape, DType::BF16);
   const Arena::Mark mark = ctx.arena.mark();
-  round(compute(ctx), operand);
+  ops::to_bf16(compute(ctx), operand);
   ctx.arena.release(mark);
   return operand;
 }

@@ -18,15 +18,19 @@ Tensor gemm_operand(Context& ctx, const Tensor& t, bool bf16) {
   return low;
 }
 
+Shape Linear::output_shape(const Tensor& x) const {
+  Shape shape = x.shape();
+  shape[shape.ndim() - 1] = out_features();
+  return shape;
+}
+
 Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
   return gemm_operand(ctx, x, weight.bf16.defined());
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
   const PhaseScope phase(Phase::kProducts);
-  Shape shape = x.shape();
-  shape[shape.ndim() - 1] = out_features();
-  Tensor y = ctx.alloc(shape);
+  Tensor y = ctx.alloc(output_shape(x));
   if (weight.int8.defined()) {
     TD_CHECK(ctx.inference, "an int8 model only translates: {} has no fp32 weights to train",
              weight.name);
@@ -43,9 +47,7 @@ Tensor Linear::forward(Context& ctx, const Tensor& x) {
 Tensor Linear::forward_relu_bf16(Context& ctx, const Tensor& x) {
   const PhaseScope phase(Phase::kProducts);
   TD_CHECK(weight.bf16.defined(), "{} has no bf16 weights for a bf16 product", weight.name);
-  Shape shape = x.shape();
-  shape[shape.ndim() - 1] = out_features();
-  Tensor y = ctx.alloc(shape, DType::BF16);
+  Tensor y = ctx.alloc(output_shape(x), DType::BF16);
   x_ = gemm_operand(ctx, x, true);
   ops::linear_product(x_, weight.bf16, bias.value, true, y);
   return y;

@@ -39,6 +39,8 @@ class Linear {
   Param weight, bias;
 
  private:
+  Shape output_shape(const Tensor& x) const;  // x's, with out_features() last
+
   int64_t in_, out_;
   Tensor x_;
 };

@@ -103,15 +103,21 @@ TEST(TrainBench, BatchDrawsFromOneSplitMixStreamInDocumentedOrder) {
   for (int64_t i = 0; i < b.src.numel(); ++i) ASSERT_EQ(b.src.i32()[i], again.src.i32()[i]);
 }
 
-TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
-  ModelConfig c = small_config();
+// Four sentences of five tokens a side, and a small GEMM for the rate: a run of a second or so.
+TrainBenchOptions small_run(int timed_steps) {
   TrainBenchOptions o;
   o.batch_sentences = 4;
   o.src_len = 5;
   o.tgt_len = 5;
-  o.timed_steps = 3;
+  o.timed_steps = timed_steps;
   o.sgemm_n = 64;
   o.sgemm_repeats = 2;
+  return o;
+}
+
+TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
+  ModelConfig c = small_config();
+  TrainBenchOptions o = small_run(3);
   const TrainBenchResult r = run_train_bench(c, o);
   EXPECT_EQ(r.src_tokens, 20);
   EXPECT_EQ(r.tgt_tokens, 20);
@@ -136,13 +142,7 @@ TEST(TrainBench, SmallRunCompletesWithoutTimedAllocations) {
 // what is left for "other" is not negative.
 TEST(TrainBench, TheStepSplitsIntoPhasesThatEachRun) {
   ModelConfig c = small_config();
-  TrainBenchOptions o;
-  o.batch_sentences = 4;
-  o.src_len = 5;
-  o.tgt_len = 5;
-  o.timed_steps = 2;
-  o.sgemm_n = 64;
-  o.sgemm_repeats = 2;
+  const TrainBenchOptions o = small_run(2);
   const TrainBenchResult r = run_train_bench(c, o);
   const std::vector<Phase> phases = training_phases();
   ASSERT_EQ(r.phase_seconds_per_step.size(), phases.size() + 1);

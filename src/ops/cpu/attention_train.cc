@@ -73,6 +73,12 @@ void row_block(const Operand& A, int64_t kd, int64_t n, float alpha, const float
   if (j < n) block<R, 1>(A, kd, alpha, b + j, ldb, c + j, ldc);
 }
 
+// row_block<R> for R = 1 .. kRowsAtOnce.
+using RowBlock = void (*)(const Operand&, int64_t, int64_t, float, const float*, int64_t, float*,
+                          int64_t);
+constexpr RowBlock kRowBlocks[kRowsAtOnce] = {row_block<1>, row_block<2>, row_block<3>,
+                                              row_block<4>, row_block<5>, row_block<6>};
+
 // C [m, n] = alpha * A [m, kd] B [kd, n]; n is a multiple of kLanes, B's rows and C's rows hold
 // n floats at least.
 void product(int64_t m, int64_t n, int64_t kd, float alpha, Operand A, const float* b, int64_t ldb,
@@ -85,26 +91,7 @@ void product(int64_t m, int64_t n, int64_t kd, float alpha, Operand A, const flo
     const Operand Ai{A.a + i * A.a_row, A.a_row, A.a_col};
     float* ci = c + i * ldc;
     i += rows;
-    switch (rows) {
-      case 6:
-        row_block<6>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-      case 5:
-        row_block<5>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-      case 4:
-        row_block<4>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-      case 3:
-        row_block<3>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-      case 2:
-        row_block<2>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-      default:
-        row_block<1>(Ai, kd, n, alpha, b, ldb, ci, ldc);
-        break;
-    }
+    kRowBlocks[rows - 1](Ai, kd, n, alpha, b, ldb, ci, ldc);
   }
 }
 
