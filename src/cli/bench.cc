@@ -175,10 +175,16 @@ void run_translate(const TranslateBenchFlags& f) {
   model.release_gradients();
   const Precision compute = parse_compute_type(f.compute_type);
   model.set_precision(compute);
-  // What the GEMMs ran on: for int8, oneDNN's kernel for a feed-forward product of a batch.
+  model.pack_for_inference();
+  // What the GEMMs ran on: oneDNN's kernel for a feed-forward product of a batch, for int8 or the
+  // packed weights of fp32 and bf16 (whose other products, the attention's, are the library's).
   std::string gemms = gemm_description(compute);
+  const ops::PackedWeights& fc1 = model.encoder.layers.front()->ffn.fc1.weight.packed;
   if (compute == Precision::INT8)
     gemms += fmt::format(", kernel {}", ops::int8_gemm_kernel(2048, c.d_ff, c.d_model));
+  else if (fc1.defined())
+    gemms += fmt::format("; weights packed for oneDNN {}, kernel {}", ops::onednn_version(),
+                         ops::packed_gemm_kernel(2048, fc1));
   bench::TranslateBenchOptions o;
   o.sentences = f.sentences;
   o.batch_sentences = f.batch;

@@ -44,6 +44,7 @@ LoadedModel::LoadedModel(const std::string& dir, std::optional<Precision> comput
   }
   model_->release_gradients();
   model_->set_precision(compute.value_or(stored));
+  model_->pack_for_inference();
 }
 
 std::string LoadedModel::name() const {

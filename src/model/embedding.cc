@@ -40,6 +40,10 @@ Tensor SharedEmbedding::project(Context& ctx, const Tensor& h) const {
     return logits;
   }
   const bool bf16 = weight.bf16.defined();
+  if (ctx.inference && weight.packed.defined()) {
+    ops::linear_packed(gemm_operand(ctx, h, bf16), weight.packed, Tensor(), false, logits);
+    return logits;
+  }
   ops::gemm(gemm_operand(ctx, h, bf16), false, bf16 ? weight.bf16 : weight.value, true, logits);
   return logits;
 }

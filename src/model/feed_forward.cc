@@ -20,11 +20,10 @@ Tensor FeedForward::forward(Context& ctx, const Tensor& x) {
     // bf16 number is above zero when its fp32 value is, but for values up to 2^-134, which round
     // to zero): kept in bf16 alone, written so by fc1's product. ReLU dropout needs the ReLU's
     // own output, so it keeps the fp32 path.
-    hidden_ = fc1.forward_relu_bf16(ctx, x);
+    hidden_ = fc1.forward_relu(ctx, x, DType::BF16);
     return fc2.forward(ctx, relu_dropout_.forward(ctx, hidden_));  // inactive: hidden_ itself
   }
-  hidden_ = fc1.forward(ctx, x);
-  ops::relu_forward(hidden_, hidden_);
+  hidden_ = fc1.forward_relu(ctx, x);
   return fc2.forward(ctx, relu_dropout_.forward(ctx, hidden_));
 }
 

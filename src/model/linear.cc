@@ -29,27 +29,34 @@ Tensor Linear::gemm_input(Context& ctx, const Tensor& x) const {
 }
 
 Tensor Linear::forward(Context& ctx, const Tensor& x) {
+  return product(ctx, x, false, DType::F32);
+}
+
+Tensor Linear::forward_relu(Context& ctx, const Tensor& x, DType out) {
+  return product(ctx, x, true, out);
+}
+
+Tensor Linear::product(Context& ctx, const Tensor& x, bool relu, DType out) {
   const PhaseScope phase(Phase::kProducts);
-  Tensor y = ctx.alloc(output_shape(x));
+  Tensor y = ctx.alloc(output_shape(x), out);
   if (weight.int8.defined()) {
     TD_CHECK(ctx.inference, "an int8 model only translates: {} has no fp32 weights to train",
              weight.name);
+    TD_CHECK(out == DType::F32, "{}: an int8 product writes F32", weight.name);
     ops::gemm_int8(x, weight.int8, bias.value, y);
+    if (relu) ops::relu_forward(y, y);
     return y;
   }
   const bool bf16 = weight.bf16.defined();
+  TD_CHECK(out == DType::F32 || bf16, "{} has no bf16 weights for a product into BF16",
+           weight.name);
+  if (ctx.inference && weight.packed.defined()) {
+    ops::linear_packed(gemm_operand(ctx, x, bf16), weight.packed, bias.value, relu, y);
+    return y;
+  }
   // Backward needs x only as a GEMM operand: a bf16 model keeps it in bf16, half the memory.
   x_ = gemm_operand(ctx, x, bf16);
-  ops::linear_product(x_, bf16 ? weight.bf16 : weight.value, bias.value, false, y);
-  return y;
-}
-
-Tensor Linear::forward_relu_bf16(Context& ctx, const Tensor& x) {
-  const PhaseScope phase(Phase::kProducts);
-  TD_CHECK(weight.bf16.defined(), "{} has no bf16 weights for a bf16 product", weight.name);
-  Tensor y = ctx.alloc(output_shape(x), DType::BF16);
-  x_ = gemm_operand(ctx, x, true);
-  ops::linear_product(x_, weight.bf16, bias.value, true, y);
+  ops::linear_product(x_, bf16 ? weight.bf16 : weight.value, bias.value, relu, y);
   return y;
 }
 

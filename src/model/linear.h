@@ -13,13 +13,13 @@ class Linear {
  public:
   Linear(const std::string& name, int64_t in, int64_t out);
 
-  // x [..., in] -> [..., out]; saves x (an int8 model, inference only, saves nothing: its
-  // ops::gemm_int8 quantizes x per row). x may already be gemm_input's result (several layers
+  // x [..., in] -> [..., out]; saves x for backward (not when translating with packed or int8
+  // weights: Param::packed, Param::int8). x may already be gemm_input's result (several layers
   // reading one input round it once).
   Tensor forward(Context& ctx, const Tensor& x);
-  // A bf16 model's max(forward(x), 0) as a BF16 tensor, the ReLU and the rounding done in the
-  // product's epilogue: the feed-forward hidden layer, kept only as the next product's operand.
-  Tensor forward_relu_bf16(Context& ctx, const Tensor& x);
+  // max(forward(x), 0) as an `out` tensor (BF16 only for a bf16 model), the ReLU and the rounding
+  // done in the product's epilogue where the library has one: the feed-forward hidden layer.
+  Tensor forward_relu(Context& ctx, const Tensor& x, DType out = DType::F32);
   // x as this layer's GEMM reads it: rounded to bf16 when the weights have a bf16 copy (a bf16
   // model), else x itself.
   Tensor gemm_input(Context& ctx, const Tensor& x) const;
@@ -40,6 +40,8 @@ class Linear {
 
  private:
   Shape output_shape(const Tensor& x) const;  // x's, with out_features() last
+  // forward (relu false, out F32) and forward_relu: the packed weights when translating with them.
+  Tensor product(Context& ctx, const Tensor& x, bool relu, DType out);
 
   int64_t in_, out_;
   Tensor x_;

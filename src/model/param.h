@@ -6,6 +6,7 @@
 
 #include "core/tensor.h"
 #include "ops/int8_matrix.h"
+#include "ops/packed_weights.h"
 
 namespace transduce {
 
@@ -21,6 +22,10 @@ struct Param {
   // An int8 model's (inference only, Transformer::set_precision): `value` quantized per row and
   // packed; the GEMMs read it, and a Linear layer's `value` is then released.
   ops::Int8Matrix int8;
+  // A translating model's GEMM weights (Transformer::pack_for_inference): `bf16` (a bf16 model) or
+  // `value` copied into the layout oneDNN's product reads, so that no product packs them again.
+  // Products read it only when translating (Context::inference); a change of precision drops it.
+  ops::PackedWeights packed;
 
   Param() = default;
   Param(std::string n, const Shape& shape)

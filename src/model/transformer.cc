@@ -71,6 +71,7 @@ void Transformer::set_precision(Precision p) {
   if (precision_ == Precision::INT8 && p != Precision::INT8)
     fail("an int8 model has no fp32 weights left to compute in {}: load it again",
          precision_name(p));
+  for (Param* param : params_) param->packed = {};
   if (p == Precision::INT8) {
     quantize_int8();
     for (Param* param : params_) {
@@ -91,6 +92,12 @@ void Transformer::set_precision(Precision p) {
       param->bf16 = Tensor();
     }
   }
+}
+
+void Transformer::pack_for_inference() {
+  for (Param* param : params_)
+    if (param->gemm_weight && !param->int8.defined())
+      param->packed = ops::pack_weights(param->bf16.defined() ? param->bf16 : param->value);
 }
 
 void Transformer::quantize_int8() {

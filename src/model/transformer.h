@@ -46,6 +46,10 @@ class Transformer {
   void quantize_int8();
   // Frees every gradient: a model that will only translate.
   void release_gradients();
+  // Packs every fp32 or bf16 GEMM weight for translation (Param::packed), after set_precision:
+  // the products of a decoder step then read weights already in the library's layout. The
+  // copies stay until the precision changes; nothing may change the weights while they do.
+  void pack_for_inference();
   Precision precision() const { return precision_; }
   const ModelConfig& config() const { return config_; }
 

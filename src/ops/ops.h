@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "ops/int8_matrix.h"
+#include "ops/packed_weights.h"
 
 namespace transduce::ops {
 
@@ -66,6 +67,17 @@ Int8Support int8_support();
 // The implementation oneDNN picks for an int8 product of this shape (e.g.
 // "brg:avx512_core_amx_int8").
 std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k);
+
+// Products with packed weights, for inference (ops/packed_weights.h). pack_weights copies W (F32
+// or BF16 [n, k]) into oneDNN's layout once; it returns undefined weights where oneDNN has no such
+// product on this CPU (BF16 without bf16 instructions), and the caller keeps linear_product.
+PackedWeights pack_weights(const Tensor& w);
+// y [rows, n] = x [rows, k] W^T (+ bias, F32 [n], when given) (then max(., 0) when relu), in
+// one product: x has W's type; y is F32, or BF16 (rounded in the epilogue) for BF16 weights.
+void linear_packed(const Tensor& x, const PackedWeights& w, const Tensor& bias, bool relu,
+                   const Tensor& y);
+// The implementation oneDNN picks for `rows` rows times w (e.g. "brg:avx512_core").
+std::string packed_gemm_kernel(int64_t rows, const PackedWeights& w);
 
 // A grid of outer x inner row-major matrices inside one tensor: matrix (o, i) starts at element
 // offset + o * stride_outer + i * stride_inner and its rows are `ld` elements apart. This reaches

@@ -9,7 +9,6 @@
 
 #include "core/arena.h"
 #include "core/error.h"
-#include "core/rng.h"
 #include "model/transformer.h"
 #include "support/random_model.h"
 
@@ -20,30 +19,13 @@ ModelConfig config() {
   return testing::precision_test_config();
 }
 
-// Logits [B, Lt, V] for 12 sentences of 20 source and 18 target tokens.
-Tensor logits(Transformer& model) {
-  SplitMix64 rng(23);
-  const int64_t b = 12, ls = 20, lt = 18;
-  Tensor src = Tensor::empty({b, ls}, DType::I32), tgt = Tensor::empty({b, lt}, DType::I32);
-  for (int64_t i = 0; i < src.numel(); ++i)
-    src.i32()[i] = static_cast<int32_t>(rng.randint(4, 999));
-  for (int64_t i = 0; i < tgt.numel(); ++i)
-    tgt.i32()[i] = static_cast<int32_t>(rng.randint(4, 999));
-  Arena arena;
-  Context ctx(arena);
-  ctx.inference = true;
-  const Tensor src_pad = model.padding_mask(ctx, src), tgt_pad = model.padding_mask(ctx, tgt);
-  const Tensor memory = model.encode(ctx, src, src_pad);
-  return model.decode(ctx, tgt, tgt_pad, memory, src_pad).clone();
-}
-
 TEST(Int8Model, LogitsAgreeWithFp32WithinQuantizationError) {
   Transformer fp32(config()), int8(config());
   testing::init_untrained(fp32, 7);
   testing::init_untrained(int8, 7);
   int8.release_gradients();
   int8.set_precision(Precision::INT8);
-  const Tensor want = logits(fp32), got = logits(int8);
+  const Tensor want = testing::translation_logits(fp32), got = testing::translation_logits(int8);
   ASSERT_EQ(want.shape(), got.shape());
   double diff2 = 0, norm2 = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -98,7 +80,7 @@ TEST(Int8Model, QuantizedWithoutPackingThenPackedComputesTheSame) {
   }
   twice.set_precision(Precision::INT8);
   once.set_precision(Precision::INT8);
-  const Tensor a = logits(once), b = logits(twice);
+  const Tensor a = testing::translation_logits(once), b = testing::translation_logits(twice);
   EXPECT_EQ(std::vector<float>(a.f32(), a.f32() + a.numel()),
             std::vector<float>(b.f32(), b.f32() + b.numel()));
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "core/arena.h"
 #include "core/rng.h"
 #include "io/model_dir.h"
 #include "io/model_weights.h"
@@ -40,6 +41,22 @@ ModelConfig precision_test_config() {
   c.vocab_size = 1000;
   c.max_positions = 64;
   return c;
+}
+
+Tensor translation_logits(Transformer& model) {
+  SplitMix64 rng(23);
+  const int64_t b = 12, ls = 20, lt = 18;
+  Tensor src = Tensor::empty({b, ls}, DType::I32), tgt = Tensor::empty({b, lt}, DType::I32);
+  for (int64_t i = 0; i < src.numel(); ++i)
+    src.i32()[i] = static_cast<int32_t>(rng.randint(4, 999));
+  for (int64_t i = 0; i < tgt.numel(); ++i)
+    tgt.i32()[i] = static_cast<int32_t>(rng.randint(4, 999));
+  Arena arena;
+  Context ctx(arena);
+  ctx.inference = true;
+  const Tensor src_pad = model.padding_mask(ctx, src), tgt_pad = model.padding_mask(ctx, tgt);
+  const Tensor memory = model.encode(ctx, src, src_pad);
+  return model.decode(ctx, tgt, tgt_pad, memory, src_pad).clone();
 }
 
 ModelConfig tiny_config() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/tensor.h"
 #include "model/config.h"
 #include "support/toy_corpus.h"
 
@@ -35,6 +36,11 @@ ModelConfig tiny_config();
 // heads, vocabulary 1000, 64 positions, no dropout (both runs must compute the same function),
 // label smoothing 0.1. Its products are large enough to take every parallel path.
 ModelConfig precision_test_config();
+
+// A precision_test_config model's logits [12, 18, 1000] for 12 random sentences of 20 source and
+// 18 target tokens (ids below 1000), as translation computes them (Context::inference): what the
+// int8 and packed-weight tests compare between two models.
+Tensor translation_logits(Transformer& model);
 
 // Writes MODEL_DIR/config.json, model.safetensors (weights from init_untrained(seed)) and
 // spm.model (copied from VOCAB_DIR/spm.model).

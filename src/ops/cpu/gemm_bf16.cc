@@ -26,9 +26,6 @@ namespace {
 
 using dnnl::memory;
 
-// What a product does after its sums, beyond alpha and beta: bits of these.
-enum Epilogue : int { kPlain = 0, kBias = 1, kRelu = 2, kBf16Output = 4 };
-
 // Everything a primitive is specialised for: the shapes, the layouts, the scaling, the epilogue
 // and the threads it splits the work between (fixed when it is created).
 using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t, float,
@@ -48,12 +45,8 @@ Product make_product(const Key& key) {
                        trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
   const memory::desc b({k, n}, memory::data_type::bf16,
                        trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
-  const memory::desc c({m, n},
-                       epilogue & kBf16Output ? memory::data_type::bf16 : memory::data_type::f32,
-                       memory::dims{ldc, 1});
-  const memory::desc bias = epilogue & kBias
-                                ? memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1})
-                                : memory::desc();
+  const memory::desc c = epilogue_output(epilogue, m, n, ldc);
+  const memory::desc bias = epilogue_bias(epilogue, n);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});

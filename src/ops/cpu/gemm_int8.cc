@@ -60,14 +60,6 @@ Product make_product(const Key& key) {
   return {dnnl::matmul(pd), src, pd.weights_desc(), dst, pd.scratchpad_desc(), pd.impl_info_str()};
 }
 
-// Below this many multiply-adds a product runs on the calling thread alone: waking the team
-// costs more than it saves (measured in the service, where clients share the cores).
-constexpr int64_t kParallelProduct = int64_t{1} << 22;
-
-int product_threads(int64_t rows, int64_t n, int64_t k) {
-  return rows * n * k < kParallelProduct ? 1 : num_threads();
-}
-
 const Product& product_for(int64_t rows, int64_t n, int64_t k) {
   static OnceCache<Key, Product> products;
   const Key key{rows, n, k, product_threads(rows, n, k)};

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/threads.h"
+
 namespace transduce::ops {
 
 dnnl::engine& onednn_engine() {
@@ -18,6 +20,24 @@ void* onednn_scratchpad(size_t bytes) {
   thread_local std::vector<char> scratch;
   if (scratch.size() < bytes) scratch.resize(bytes);
   return scratch.data();
+}
+
+int product_threads(int64_t rows, int64_t n, int64_t k) {
+  constexpr int64_t kParallelProduct = int64_t{1} << 22;
+  return rows * n * k < kParallelProduct ? 1 : num_threads();
+}
+
+dnnl::memory::desc epilogue_output(int epilogue, int64_t m, int64_t n, int64_t ldc) {
+  using dnnl::memory;
+  return memory::desc({m, n},
+                      epilogue & kBf16Output ? memory::data_type::bf16 : memory::data_type::f32,
+                      memory::dims{ldc, 1});
+}
+
+dnnl::memory::desc epilogue_bias(int epilogue, int64_t n) {
+  using dnnl::memory;
+  return epilogue & kBias ? memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1})
+                          : memory::desc();
 }
 
 std::string onednn_isa_name() {

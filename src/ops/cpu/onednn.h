@@ -2,6 +2,7 @@
 // stream and scratchpad, and the instruction set oneDNN runs on.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -21,6 +22,18 @@ std::string onednn_isa_name();
 // Whether oneDNN's instruction set includes all of `isa` (its values nest: AMX includes
 // AVX512-BF16, which includes AVX512-VNNI).
 bool onednn_isa_has(dnnl::cpu_isa isa);
+
+// The threads a product of rows x n x k runs on: below 2^22 multiply-adds the calling thread
+// alone, since waking the team costs more than it saves (measured in the service, where clients
+// share the cores); else num_threads().
+int product_threads(int64_t rows, int64_t n, int64_t k);
+
+// What a matmul primitive does after its sums (beyond alpha and beta): bits of these.
+enum ProductEpilogue : int { kPlain = 0, kBias = 1, kRelu = 2, kBf16Output = 4 };
+// The output C [m, n] (rows ldc apart): F32, or BF16 with kBf16Output.
+dnnl::memory::desc epilogue_output(int epilogue, int64_t m, int64_t n, int64_t ldc);
+// The F32 bias [1, n] with kBias, else an empty descriptor (no bias).
+dnnl::memory::desc epilogue_bias(int epilogue, int64_t n);
 
 // Values made once per key and kept, for any thread: making a oneDNN primitive costs far more
 // than a small product. References stay valid (std::map never moves its nodes).
