@@ -105,6 +105,7 @@ void Transformer::quantize_int8() {
   for (Param* param : params_) {
     if (!param->gemm_weight) continue;
     param->bf16 = Tensor();
+    param->packed = {};  // a copy of the fp32 weights about to go
     if (!param->int8.defined()) param->int8 = ops::quantize_matrix(param->value);
     param->value = Tensor();
   }

@@ -69,8 +69,9 @@ Int8Support int8_support();
 std::string int8_gemm_kernel(int64_t m, int64_t n, int64_t k);
 
 // Products with packed weights, for inference (ops/packed_weights.h). pack_weights copies W (F32
-// or BF16 [n, k]) into oneDNN's layout once; it returns undefined weights where oneDNN has no such
-// product on this CPU (BF16 without bf16 instructions), and the caller keeps linear_product.
+// or BF16 [n, k]) into oneDNN's layout once; it returns undefined weights where oneDNN has no fast
+// product for them on this CPU (BF16 without bf16 instructions, any type without AVX2), and the
+// caller keeps linear_product.
 PackedWeights pack_weights(const Tensor& w);
 // y [rows, n] = x [rows, k] W^T (+ bias, F32 [n], when given) (then max(., 0) when relu), in
 // one product: x has W's type; y is F32, or BF16 (rounded in the epilogue) for BF16 weights.

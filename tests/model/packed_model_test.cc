@@ -1,7 +1,7 @@
 // A translating model with packed weights (Transformer::pack_for_inference) against the same
 // model without: the logits agree to fp32's rounding in fp32, and to bf16's rounding of the
-// activations in bf16; every GEMM weight is packed (bf16 ones where oneDNN multiplies bf16), a
-// change of precision drops the copies, and training never reads them.
+// activations in bf16; every GEMM weight is packed (bf16 ones where oneDNN multiplies bf16), and
+// a change of precision or quantizing drops the copies.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,12 +61,19 @@ TEST(PackedModel, LogitsAgreeWithUnpackedInFp32AndBf16) {
   }
 }
 
-TEST(PackedModel, AChangeOfPrecisionDropsThePackedCopies) {
+TEST(PackedModel, AChangeOfPrecisionOrQuantizingDropsThePackedCopies) {
   Transformer model(testing::precision_test_config());
   testing::init_untrained(model, 3);
   model.pack_for_inference();
   EXPECT_EQ(packed_weights(model), kGemmWeights);
   model.set_precision(Precision::FP32);
+  EXPECT_EQ(packed_weights(model), 0);
+  // Quantizing (transduce quantize, from a model loaded to translate) drops them with the fp32
+  // weights they copy, and packing again leaves an int8 model's weights to int8.
+  model.pack_for_inference();
+  model.quantize_int8();
+  EXPECT_EQ(packed_weights(model), 0);
+  model.pack_for_inference();
   EXPECT_EQ(packed_weights(model), 0);
 }
 

@@ -4,8 +4,11 @@
 // should it ever differ). The bias, the ReLU and a BF16 output's rounding are the product's
 // epilogue. fp32 runs on oneDNN's AVX-512 brgemm kernels, or its jit sgemm on AVX2; bf16 only where
 // oneDNN has bf16 instructions (elsewhere pack_weights declines and linear_product runs).
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/phase_clock.h"
@@ -86,10 +89,14 @@ PackedWeights pack_weights(const Tensor& w) {
   const int64_t n = w.dim(0), k = w.dim(1);
   if (n == 0 || k == 0) return {};
   if (w.dtype() == DType::BF16 && !bf16_support().available) return {};
+  const Product& p = product_for(16, n, k, w.dtype(), kPlain);
+  // oneDNN's reference code (a CPU older than AVX2) is far slower than OpenBLAS: keep the plain
+  // weights there.
+  if (p.kernel.rfind("ref:", 0) == 0) return {};
   // W row-major [n, k] is the product's B = W^T [k, n] with strides (1, k).
   const memory plain(memory::desc({k, n}, onednn_type(w.dtype()), memory::dims{1, k}),
                      onednn_engine(), w.raw());
-  return {reordered(plain, product_for(16, n, k, w.dtype(), kPlain).weights), w.dtype(), n, k};
+  return {reordered(plain, p.weights), w.dtype(), n, k};
 }
 
 void linear_packed(const Tensor& x, const PackedWeights& w, const Tensor& bias, bool relu,
