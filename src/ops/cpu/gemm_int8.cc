@@ -79,14 +79,10 @@ memory::desc plain_weights(int64_t n, int64_t k) {
 
 // m's weights in `layout`: reordered from q, or from the packed copy once q is released.
 std::shared_ptr<dnnl::memory> reorder_weights(const Int8Matrix& m, const memory::desc& layout) {
-  dnnl::engine& engine = onednn_engine();
-  memory source = m.q.defined() ? memory(plain_weights(m.rows(), m.cols()), engine, m.q.raw())
-                                : *static_cast<const memory*>(m.packed.get());
-  auto packed = std::make_shared<memory>(layout, engine);
-  dnnl::stream& stream = onednn_stream();
-  dnnl::reorder(source, *packed).execute(stream, source, *packed);
-  stream.wait();
-  return packed;
+  const memory source = m.q.defined()
+                            ? memory(plain_weights(m.rows(), m.cols()), onednn_engine(), m.q.raw())
+                            : *static_cast<const memory*>(m.packed.get());
+  return onednn_reordered(source, layout);
 }
 
 }  // namespace

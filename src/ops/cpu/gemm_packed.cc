@@ -31,6 +31,7 @@ struct Product {
   dnnl::matmul primitive;
   memory::desc src, weights, dst, bias, scratchpad;
   std::string kernel;
+  int threads;  // what it was made for, and runs on
 };
 
 memory::data_type onednn_type(DType t) {
@@ -53,8 +54,8 @@ Product make_product(const Key& key) {
   }
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, bias, dst), attr,
                                         onednn_engine());
-  return {dnnl::matmul(pd),  src, pd.weights_desc(), dst, bias, pd.scratchpad_desc(),
-          pd.impl_info_str()};
+  return {dnnl::matmul(pd),   src,    pd.weights_desc(), dst, bias, pd.scratchpad_desc(),
+          pd.impl_info_str(), threads};
 }
 
 const Product& product_for(int64_t rows, int64_t n, int64_t k, DType dtype, int epilogue) {
@@ -68,15 +69,6 @@ const Product& product_for(int64_t rows, int64_t n, int64_t k, DType dtype, int 
            dtype_name(dtype), rows, n, k, e.what());
     }
   });
-}
-
-// `source`'s values in `layout`, in memory of their own.
-std::shared_ptr<memory> reordered(const memory& source, const memory::desc& layout) {
-  auto packed = std::make_shared<memory>(layout, onednn_engine());
-  dnnl::stream& stream = onednn_stream();
-  dnnl::reorder(source, *packed).execute(stream, const_cast<memory&>(source), *packed);
-  stream.wait();
-  return packed;
 }
 
 }  // namespace
@@ -96,7 +88,7 @@ PackedWeights pack_weights(const Tensor& w) {
   // W row-major [n, k] is the product's B = W^T [k, n] with strides (1, k).
   const memory plain(memory::desc({k, n}, onednn_type(w.dtype()), memory::dims{1, k}),
                      onednn_engine(), w.raw());
-  return {reordered(plain, p.weights), w.dtype(), n, k};
+  return {onednn_reordered(plain, p.weights), w.dtype(), n, k};
 }
 
 void linear_packed(const Tensor& x, const PackedWeights& w, const Tensor& bias, bool relu,
@@ -120,7 +112,7 @@ void linear_packed(const Tensor& x, const PackedWeights& w, const Tensor& bias, 
   const auto* packed = static_cast<const memory*>(w.memory.get());
   std::shared_ptr<memory> repacked;
   if (packed->get_desc() != p.weights) {
-    repacked = reordered(*packed, p.weights);
+    repacked = onednn_reordered(*packed, p.weights);
     packed = repacked.get();
   }
   dnnl::engine& engine = onednn_engine();
@@ -133,7 +125,7 @@ void linear_packed(const Tensor& x, const PackedWeights& w, const Tensor& bias, 
        memory(p.scratchpad, engine, onednn_scratchpad(p.scratchpad.get_size()))}};
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(p.bias, engine, bias.raw()));
   // oneDNN's OpenMP build splits a product among omp_get_max_threads() threads.
-  const ScopedOmpThreads team(product_threads(m, n, k));
+  const ScopedOmpThreads team(p.threads);
   p.primitive.execute(stream, args);
   stream.wait();
 }

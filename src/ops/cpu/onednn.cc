@@ -40,6 +40,16 @@ dnnl::memory::desc epilogue_bias(int epilogue, int64_t n) {
                           : memory::desc();
 }
 
+std::shared_ptr<dnnl::memory> onednn_reordered(const dnnl::memory& source,
+                                               const dnnl::memory::desc& layout) {
+  auto out = std::make_shared<dnnl::memory>(layout, onednn_engine());
+  dnnl::stream& stream = onednn_stream();
+  // execute() takes its arguments by non-const reference; a reorder only reads its source.
+  dnnl::reorder(source, *out).execute(stream, const_cast<dnnl::memory&>(source), *out);
+  stream.wait();
+  return out;
+}
+
 std::string onednn_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_amx:

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -34,6 +35,11 @@ enum ProductEpilogue : int { kPlain = 0, kBias = 1, kRelu = 2, kBf16Output = 4 }
 dnnl::memory::desc epilogue_output(int epilogue, int64_t m, int64_t n, int64_t ldc);
 // The F32 bias [1, n] with kBias, else an empty descriptor (no bias).
 dnnl::memory::desc epilogue_bias(int epilogue, int64_t n);
+
+// `source`'s values in `layout`, in memory of their own (a weight matrix reordered once into
+// the blocked layout a product asks for).
+std::shared_ptr<dnnl::memory> onednn_reordered(const dnnl::memory& source,
+                                               const dnnl::memory::desc& layout);
 
 // Values made once per key and kept, for any thread: making a oneDNN primitive costs far more
 // than a small product. References stay valid (std::map never moves its nodes).
