@@ -188,8 +188,14 @@ Tensor MultiHeadAttention::attend(Context& ctx, const Tensor& xq, const ops::Hea
                      batch_, heads_);
     return context;
   };
-  // A bf16 model keeps the context only as out_proj's bf16 operand.
+  // A bf16 model keeps the context only as out_proj's bf16 operand, which the fused kernel writes
+  // directly.
   if (!out_proj.weight.bf16.defined()) return out_proj.forward(ctx, weighted_values(ctx));
+  if (fused()) {
+    Tensor context = ctx.alloc(shape, DType::BF16);
+    ops::attention_context(probs_dropped_, v_, heads_, context);
+    return out_proj.forward(ctx, context);
+  }
   return out_proj.forward(ctx, kept_as_bf16(ctx, shape, weighted_values));
 }
 

@@ -3,8 +3,9 @@
 // cache. A pair's products are a few dozen rows by a head's width: one BLAS call each costs more
 // in packing and call overhead than the arithmetic (docs/experiments/training-speed.md).
 //
-// All tensors are F32 and contiguous: queries q [B, Lq, heads*d_k], keys k [B, Lk, heads*d_k],
-// values v [B, Lk, heads*d_v], probabilities [B, heads, Lq, Lk], contexts [B, Lq, heads*d_v].
+// All tensors are F32 (but attention_context's output) and contiguous: queries q [B, Lq,
+// heads*d_k], keys k [B, Lk, heads*d_k], values v [B, Lk, heads*d_v], probabilities [B, heads, Lq,
+// Lk], contexts [B, Lq, heads*d_v].
 #pragma once
 
 #include "core/tensor.h"
@@ -23,7 +24,8 @@ struct AttentionMask {
 void attention_probabilities(const Tensor& q, const Tensor& k, int64_t heads, float scale,
                              const AttentionMask& mask, const Tensor& probs);
 
-// context = probs V, per pair (probs after attention dropout, if any).
+// context = probs V, per pair (probs after attention dropout, if any). context may be BF16: the
+// values rounded as they are written, a bf16 model's operand for the output layer.
 void attention_context(const Tensor& probs, const Tensor& v, int64_t heads, const Tensor& context);
 
 // The backward of attention_probabilities, dropout (keep mask U8 like probs, with its rate p;

@@ -1,12 +1,14 @@
 // The fused training attention (ops/attention_train.h) against the definitions computed in double:
-// probabilities, contexts and the three gradients, with every mask, attention dropout, and head
-// sizes that fill whole vectors (the models' 64) or leave remainders.
+// probabilities, contexts (and a bf16 model's rounded contexts) and the three gradients, with every
+// mask, attention dropout, and head sizes that fill whole vectors (the models' 64, read in place)
+// or leave remainders (copied).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "core/tensor.h"
 #include "ops/attention_train.h"
@@ -135,6 +137,11 @@ void check(const Case& c) {
   }
   const Tensor context = Tensor::empty(dcontext.shape());
   ops::attention_context(dropped, v, c.heads, context);
+  // A bf16 model's context: the same values, rounded as they are written.
+  const Tensor context_bf16 = Tensor::empty(dcontext.shape(), DType::BF16);
+  ops::attention_context(dropped, v, c.heads, context_bf16);
+  for (int64_t i = 0; i < context.numel(); ++i)
+    ASSERT_EQ(context_bf16.bf16()[i], float_to_bf16(context.f32()[i])) << "element " << i;
   const ops::AttentionGradients g{Tensor::empty(q.shape()), Tensor::empty(k.shape()),
                                   Tensor::empty(v.shape())};
   ops::attention_backward(dcontext, q, k, v, probs, dropped, keep, c.dropout_p, c.heads, scale, g);

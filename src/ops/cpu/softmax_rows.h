@@ -1,6 +1,7 @@
 // One row of the masked softmax over attention scores and of its backward: the row functions
-// behind ops::masked_softmax and softmax_backward and the fused training attention
-// (attention_train.cc), so that both compute the same numbers the same way.
+// behind ops::masked_softmax and softmax_backward, and the fused training attention's backward
+// (attention_train.cc). Its forward works on rows padded to whole vectors with a version of its
+// own (softmax_padded_row), which sums in another order.
 #pragma once
 
 #include <algorithm>
