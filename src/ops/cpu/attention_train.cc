@@ -6,6 +6,7 @@
 #include "ops/attention_train.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -115,7 +116,7 @@ void copy_padded(const float* src, int64_t ld, int64_t rows, int64_t cols, float
   }
 }
 
-// A B operand of `cols` columns: read in place when its rows are whole vectors (a head of 64),
+// A B operand of `cols` columns: read in place when its rows are whole vectors (heads of 32, 64),
 // else copied into `scratch` with the padding zeroed. Returns the rows and their distance.
 struct Rows {
   const float* data;
@@ -131,12 +132,12 @@ using Lanes = int32_t __attribute__((vector_size(kLanes * sizeof(int32_t))));
 
 // The index vectors of transpose_tile's rounds: for each block size b, `low[j]` picks the lower
 // row's new lane j from the pair (lower, upper), `high[j]` the upper row's.
-constexpr int kTileRounds = kLanes == 16 ? 4 : 3;  // log2(kLanes)
+constexpr int kTileRounds = std::countr_zero(static_cast<unsigned>(kLanes));  // log2
 struct TileShuffles {
   Lanes low[kTileRounds], high[kTileRounds];
   TileShuffles() {
-    for (int round = 0, b = kLanes / 2; b >= 1; ++round, b /= 2)
-      for (int j = 0; j < kLanes; ++j) {
+    for (int round = 0; round < kTileRounds; ++round)
+      for (int j = 0, b = kLanes >> (round + 1); j < kLanes; ++j) {
         low[round][j] = (j & b) ? kLanes + j - b : j;
         high[round][j] = (j & b) ? kLanes + j : j + b;
       }
