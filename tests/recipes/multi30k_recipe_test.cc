@@ -84,8 +84,9 @@ class Multi30kRecipe : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::string command(const std::string& extra, bool with_data = true) const {
-    return "python3 " + recipe() + " --tiny --threads 1 --transduce " + TRANSDUCE_BINARY +
+  std::string command(const std::string& extra, bool with_data = true,
+                      const std::string& profile = "--tiny") const {
+    return "python3 " + recipe() + " " + profile + " --threads 1 --transduce " + TRANSDUCE_BINARY +
            (with_data ? " --data " + data_.string() : std::string()) + " " + extra;
   }
 
@@ -269,7 +270,7 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   const fs::path out = dir_ / "run";
   const auto r = run_shell(
       command("--rdrop 0.5 --lr-scale 0.7 --ema-decay 0.99 --lr-schedule cosine --steps 10 "
-              "--vocab-size 150 --label-smoothing 0.2 --batch-parts 3 --output " +
+              "--vocab-size 150 --label-smoothing 0.2 --dropout 0.25 --batch-parts 3 --output " +
               out.string()));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("batches of 200 tokens x 3 accumulated;"), std::string::npos) << r.out;
@@ -291,6 +292,7 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
     EXPECT_EQ(results["vocab"]["size"], 150);  // not the tiny profile's 300
     EXPECT_EQ(results["model"]["vocab_size"], 150);
     EXPECT_FLOAT_EQ(results["model"]["label_smoothing"].get<float>(), 0.2f);
+    EXPECT_FLOAT_EQ(results["model"]["dropout"].get<float>(), 0.25f);
     const std::vector<std::string> md = read_lines(out / "results.md");
     EXPECT_TRUE(some_line_contains(md,
                                    "learning-rate scale 0.7 on equation 3, then a cosine "
@@ -317,6 +319,31 @@ TEST_F(Multi30kRecipe, RDropWeightAndTheTrainedSettingsReachTheReport) {
   EXPECT_NE(parts.status, 0);
   EXPECT_NE(parts.out.find("--batch-parts must be at least 1, got 0"), std::string::npos)
       << parts.out;
+}
+
+// The quick profile trains bf16 on 4,000-token updates at scale 1.5 and fp32 (which makes a
+// quarter of the updates in its minutes) on 2,000-token ones at scale 1.0; --lr-scale still
+// overrides either.
+TEST_F(Multi30kRecipe, QuickSettingTakesItsFp32ValuesForFp32) {
+  const auto run = [&](const std::string& flags, const std::string& name) {
+    const fs::path out = dir_ / name;
+    const auto r = run_shell(
+        command(flags + " --steps 2 --vocab-size 150 --output " + out.string(), true, "--quick"));
+    EXPECT_EQ(r.status, 0) << r.out;
+    return std::make_pair(r.out, read_json(out / "results.json")["training"]);
+  };
+  const auto [bf16_out, bf16] = run("--compute-type bf16", "bf16");
+  EXPECT_EQ(bf16["batch_tokens"], 4000);
+  EXPECT_EQ(bf16["lr_scale"], 1.5);
+  EXPECT_NE(bf16_out.find("batches of 1000 tokens x 4 accumulated;"), std::string::npos)
+      << bf16_out;
+  const auto [fp32_out, fp32] = run("--compute-type fp32", "fp32");
+  EXPECT_EQ(fp32["batch_tokens"], 2000);
+  EXPECT_EQ(fp32["lr_scale"], 1.0);
+  EXPECT_NE(fp32_out.find("batches of 500 tokens x 4 accumulated;"), std::string::npos) << fp32_out;
+  const auto [given_out, given] = run("--compute-type fp32 --lr-scale 0.8", "given");
+  EXPECT_EQ(given["batch_tokens"], 2000);
+  EXPECT_EQ(given["lr_scale"], 0.8);
 }
 
 // --reverse-model: val scores the n-best reranked with each weight of a de-en model's score, where
