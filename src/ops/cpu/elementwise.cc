@@ -4,8 +4,8 @@
 #include <type_traits>
 
 #include "core/bf16.h"
-#include "core/rng.h"
 #include "ops/cpu/check.h"
+#include "ops/cpu/dropout_keep.h"
 #include "ops/cpu/scratch.h"
 #include "ops/ops.h"
 
@@ -60,12 +60,11 @@ namespace {
 // y = residual + dropout(x) (residual may be null: y = dropout(x)), the mask saved.
 void dropout_rows(const float* residual, const float* px, float* py, uint8_t* pm, int64_t n,
                   float p, uint64_t seed, uint64_t stream) {
-  // keep when the top 24 bits of the hash fall below (1 - p) * 2^24.
-  const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 16777216.0);
-  const float inv_keep = 1.0f / (1.0f - p);
+  const DropoutKeep draw(p, seed, stream);
+  const float inv_keep = draw.inv_keep();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t keep = (hash_u64(seed, stream, static_cast<uint64_t>(i)) >> 40) < threshold;
+    const uint8_t keep = draw.keep(static_cast<uint64_t>(i));
     pm[i] = keep;
     const float dropped = keep ? px[i] * inv_keep : 0.0f;
     py[i] = residual ? residual[i] + dropped : dropped;

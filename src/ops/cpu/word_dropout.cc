@@ -1,6 +1,6 @@
 // Word dropout: whole rows (tokens' embeddings) kept or zeroed.
-#include "core/rng.h"
 #include "ops/cpu/check.h"
+#include "ops/cpu/dropout_keep.h"
 #include "ops/cpu/scratch.h"
 #include "ops/ops.h"
 
@@ -19,12 +19,11 @@ int64_t row_count(const Tensor& x, const Tensor& mask, const char* op) {
 // y = x * mask / (1 - p) row by row (the mask read, or drawn and written when `draw`).
 void scale_rows(const float* px, float* py, uint8_t* pm, int64_t rows, int64_t width, float p,
                 bool draw, uint64_t seed, uint64_t stream) {
-  // keep when the top 24 bits of the hash fall below (1 - p) * 2^24, as dropout_forward does.
-  const uint64_t threshold = static_cast<uint64_t>((1.0 - p) * 16777216.0);
-  const float inv_keep = 1.0f / (1.0f - p);
+  const DropoutKeep keep(p, seed, stream);  // the draw of a row, as dropout's of an element
+  const float inv_keep = keep.inv_keep();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(rows * width))
   for (int64_t r = 0; r < rows; ++r) {
-    if (draw) pm[r] = (hash_u64(seed, stream, static_cast<uint64_t>(r)) >> 40) < threshold;
+    if (draw) pm[r] = keep.keep(static_cast<uint64_t>(r));
     const float scale = pm[r] ? inv_keep : 0.0f;
     const float* in = px + r * width;
     float* out = py + r * width;
