@@ -60,11 +60,11 @@ namespace {
 // y = residual + dropout(x) (residual may be null: y = dropout(x)), the mask saved.
 void dropout_rows(const float* residual, const float* px, float* py, uint8_t* pm, int64_t n,
                   float p, uint64_t seed, uint64_t stream) {
-  const DropoutKeep draw(p, seed, stream);
-  const float inv_keep = draw.inv_keep();
+  const DropoutKeep rule(p, seed, stream);
+  const float inv_keep = rule.inv_keep();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t keep = draw.keep(static_cast<uint64_t>(i));
+    const uint8_t keep = rule.keep(static_cast<uint64_t>(i));
     pm[i] = keep;
     const float dropped = keep ? px[i] * inv_keep : 0.0f;
     py[i] = residual ? residual[i] + dropped : dropped;

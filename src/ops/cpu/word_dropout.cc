@@ -19,11 +19,11 @@ int64_t row_count(const Tensor& x, const Tensor& mask, const char* op) {
 // y = x * mask / (1 - p) row by row (the mask read, or drawn and written when `draw`).
 void scale_rows(const float* px, float* py, uint8_t* pm, int64_t rows, int64_t width, float p,
                 bool draw, uint64_t seed, uint64_t stream) {
-  const DropoutKeep keep(p, seed, stream);  // the draw of a row, as dropout's of an element
-  const float inv_keep = keep.inv_keep();
+  const DropoutKeep rule(p, seed, stream);  // the draw of a row, as dropout's of an element
+  const float inv_keep = rule.inv_keep();
 #pragma omp parallel for schedule(static) if (parallel_worth_it(rows * width))
   for (int64_t r = 0; r < rows; ++r) {
-    if (draw) pm[r] = keep.keep(static_cast<uint64_t>(r));
+    if (draw) pm[r] = rule.keep(static_cast<uint64_t>(r));
     const float scale = pm[r] ? inv_keep : 0.0f;
     const float* in = px + r * width;
     float* out = py + r * width;
