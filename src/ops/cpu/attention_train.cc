@@ -14,6 +14,7 @@
 #include "core/bf16.h"
 #include "core/phase_clock.h"
 #include "ops/cpu/check.h"
+#include "ops/cpu/dropout_keep.h"
 #include "ops/cpu/softmax_rows.h"
 #include "ops/ops.h"
 #include "ops/visible_keys.h"
@@ -381,7 +382,7 @@ void attention_backward(const Tensor& dcontext, const Tensor& q, const Tensor& k
              dropout_keep.shape().str());
     keep = dropout_keep.u8();
   }
-  const float inv_keep = 1.0f / (1.0f - dropout_p);
+  const float inv_keep = DropoutKeep::kept_scale(dropout_p);
   const int64_t lkp = padded(p.lk), dkp = padded(p.dk), dvp = padded(p.dv);
   const int64_t ldq = heads * p.dk, ldv = heads * p.dv;
 #pragma omp parallel for schedule(static) if (parallel_worth_it(p.work()))

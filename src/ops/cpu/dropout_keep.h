@@ -15,11 +15,12 @@ class DropoutKeep {
       : seed_(seed),
         stream_(stream),
         threshold_(static_cast<uint64_t>((1.0 - p) * 16777216.0)),
-        inv_keep_(1.0f / (1.0f - p)) {}
+        inv_keep_(kept_scale(p)) {}
 
   bool keep(uint64_t i) const { return (hash_u64(seed_, stream_, i) >> 40) < threshold_; }
-  // What a kept element is multiplied by.
+  // What a kept element is multiplied by (also in backward, which reads a saved mask).
   float inv_keep() const { return inv_keep_; }
+  static float kept_scale(float p) { return 1.0f / (1.0f - p); }
 
  private:
   uint64_t seed_, stream_, threshold_;

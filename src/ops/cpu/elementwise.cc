@@ -108,7 +108,7 @@ void dropout_backward(const Tensor& dy, const Tensor& mask, float p, const Tenso
   }
   require_cpu({&mask});
   const uint8_t* pm = mask.u8();
-  const float inv_keep = 1.0f / (1.0f - p);
+  const float inv_keep = DropoutKeep::kept_scale(p);
 #pragma omp parallel for simd schedule(static) if (parallel_worth_it(n))
   for (int64_t i = 0; i < n; ++i) pdx[i] = pm[i] ? pdy[i] * inv_keep : 0.0f;
 }
