@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/check_docs against pages written here: a made-up flag, an old spelling, a flag of
-another subcommand and a broken link or image are each reported with their file and line; a page
-whose commands and links are right passes. The binary is the build's (TRANSDUCE_BINARY)."""
+another subcommand, a broken link or image and a README result the performance page does not
+state are each reported with their file and line; a page whose commands, links and figures are
+right passes. The binary is the build's (TRANSDUCE_BINARY)."""
 
 import os
 import subprocess
@@ -53,6 +54,30 @@ class CheckDocs(unittest.TestCase):
                          "page.md:8: the configuration file is refused: transduce: error: FILE: "
                          "line 2: batch-size: keys write '_' for the flags' '-'"):
             self.assertIn(expected, out)
+
+    def test_readme_results_must_be_on_the_performance_page(self):
+        performance = ("| pair | test_2016 | test_2017 |\n|---|---:|---:|\n"
+                       "| en→de | 41.63 (42.02) | 34.17 |\n\nbeam 4 base 1.99 over PyTorch, "
+                       "int8 3.85, 1,815 tokens/s\n")
+        readme = ("# t\n\n## Results\n\n| task | result | machine |\n|---|---|---|\n"
+                  "| en→de, test_2016 / test_2017 (120 min) | 41.63 / 34.17 | EPYC |\n"
+                  "| beam 4 against PyTorch, fp32 / int8 | 1.99× / 3.85× | EPYC |\n"
+                  "| training, tokens/s | 1,815 | EPYC |\n"
+                  "| de→en, test_2016 / test_2017 | 43.19 / 39.96 | EPYC |\n"  # 10: stale, new
+                  "| tagging accuracy | 95.5% | EPYC |\n"                      # 11: 95.55 cut
+                  "\n## Next\n\n| a | result |\n|---|---|\n| x | 12.5 |\n")  # not Results
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "docs").mkdir()
+            (Path(d) / "docs" / "performance.md").write_text(performance)
+            (Path(d) / "README.md").write_text(readme)
+            r = subprocess.run([sys.executable, str(SCRIPT), "--transduce", BINARY,
+                                str(Path(d) / "README.md")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        problems = [line.split("README.md:", 1)[1] for line in r.stdout.splitlines()
+                    if "README.md:" in line]
+        self.assertEqual(problems, ["10: 43.19 is not on docs/performance.md",
+                                    "10: 39.96 is not on docs/performance.md",
+                                    "11: 95.5 is not on docs/performance.md"], r.stdout)
 
 
 if __name__ == "__main__":
