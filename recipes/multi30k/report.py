@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from machine import git_commit, machine, provenance_line  # noqa: E402
+from machine import STARTING_COMMIT, machine, provenance_line  # noqa: E402
 from mpi import update_batches  # noqa: E402
 from plot import loss_and_perplexity_panels, panel, svg  # noqa: E402
 from processes import write_atomically  # noqa: E402
@@ -69,7 +69,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         # the back-translation that was added to training, if any.
         "hold_out": hold_out,
         "back_translation": back_translation,
-        "commit": git_commit(Path(__file__).resolve().parents[2]),
+        "commit": STARTING_COMMIT,
         "machine": machine(env_notes, threads),
         # The trained model's, which --decode-only cannot change.
         "vocab": {"type": "bpe", "size": config["vocab_size"], "shared": True},

@@ -1,9 +1,8 @@
 """results.json and results.md of a WMT 2014 run."""
 
 import json
-from pathlib import Path
 
-from machine import git_commit, machine
+from machine import STARTING_COMMIT, machine
 from processes import write_atomically
 from training_log import clock, fmt
 
@@ -16,7 +15,7 @@ def collect(pair, model, train, cleaning, vocab, tests, seconds, wall_seconds, e
             threads, out):
     return {
         "pair": pair, "model": model, "paper_bleu_newstest2014": PAPER.get((pair, model)),
-        "commit": git_commit(Path(__file__).resolve().parents[2]),
+        "commit": STARTING_COMMIT,
         "machine": machine(env_notes, threads), "cleaning": cleaning, "vocab": vocab,
         "train": train, "tests": tests,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
