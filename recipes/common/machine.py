@@ -79,6 +79,6 @@ def git_commit(repo):
 
 
 # The commit the checkout was at when the recipe started (when its script imported this module),
-# which is the code its binary was built from: a run takes hours, and the checkout may move before
-# the report is written.
+# which is what its binary is normally built from: a run takes hours, and the checkout may move
+# before the report is written.
 STARTING_COMMIT = git_commit(Path(__file__).resolve().parents[2])
