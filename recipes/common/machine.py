@@ -78,7 +78,30 @@ def git_commit(repo):
         return None
 
 
-# The commit the checkout was at when the recipe started (when its script imported this module),
-# which is what its binary is normally built from: a run takes hours, and the checkout may move
-# before the report is written.
+# The commit the checkout was at when the recipe started (when its script imported this module):
+# a run takes hours, and the checkout may move before the report is written.
 STARTING_COMMIT = git_commit(Path(__file__).resolve().parents[2])
+
+
+def version_field(binary, name):
+    """The value of the line "NAME: value" that BINARY's `transduce --version` prints, or None
+    (a binary that fails, or one from before that line)."""
+    try:
+        result = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                                timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0:
+        return None
+    for line in result.stdout.splitlines():
+        if line.startswith(name + ": "):
+            return line[len(name) + 2:]
+    return None
+
+
+def built_commit(binary):
+    """The commit a report names: the one BINARY was built from (with "with uncommitted
+    changes" when its tree had them), or, for a binary that cannot say, the commit the recipe's
+    checkout was at when it started."""
+    commit = version_field(binary, "Commit")
+    return commit if commit not in (None, "unknown") else STARTING_COMMIT

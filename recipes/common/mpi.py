@@ -4,7 +4,8 @@ among them."""
 
 import os
 import shutil
-import subprocess
+
+from machine import version_field
 
 
 def mpi_launcher(ranks, fail, cores_per_rank=1):
@@ -46,15 +47,8 @@ def update_batches(batch_tokens, parts, ranks):
 def mpi_library(binary):
     """The MPI library BINARY was built with, as its `--version` names it, or None for a build
     without MPI (or a binary that cannot say)."""
-    try:
-        result = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                                timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    for line in result.stdout.splitlines():
-        if result.returncode == 0 and line.startswith("MPI: ") and not line.startswith("MPI: none"):
-            return line[len("MPI: "):]
-    return None
+    library = version_field(binary, "MPI")
+    return None if library is None or library.startswith("none") else library
 
 
 def default_ranks(profile_ranks, cores, binary, log):

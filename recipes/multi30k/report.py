@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from machine import STARTING_COMMIT, machine, provenance_line  # noqa: E402
+from machine import built_commit, machine, provenance_line  # noqa: E402
 from mpi import update_batches  # noqa: E402
 from plot import loss_and_perplexity_panels, panel, svg  # noqa: E402
 from processes import write_atomically  # noqa: E402
@@ -58,7 +58,7 @@ def trained_settings(model_dir, prof, ranks=1):
 
 
 def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timings,
-            wall_seconds, env_notes, threads, decode_only=False, members=None, ranks=1,
+            wall_seconds, env_notes, threads, binary, decode_only=False, members=None, ranks=1,
             reranking=None, hold_out=0, back_translation=None):
     config = json.loads((Path(model_dir) / "config.json").read_text())
     return {
@@ -69,7 +69,7 @@ def collect(out, pair, profile, prof, data, model_dir, grid, chosen, tests, timi
         # the back-translation that was added to training, if any.
         "hold_out": hold_out,
         "back_translation": back_translation,
-        "commit": STARTING_COMMIT,
+        "commit": built_commit(binary),
         "machine": machine(env_notes, threads),
         # The trained model's, which --decode-only cannot change.
         "vocab": {"type": "bpe", "size": config["vocab_size"], "shared": True},

@@ -4,7 +4,7 @@ only)."""
 import json
 from pathlib import Path
 
-from machine import STARTING_COMMIT, machine, provenance_line
+from machine import built_commit, machine, provenance_line
 from plot import loss_and_perplexity_panels, panel, svg
 from processes import write_atomically
 from training_log import clock, fmt, read_log, training_summary
@@ -36,7 +36,7 @@ def collect(r, curve, grid, best, chosen_weights, dev, test, timings, wall_secon
     return {
         "profile": r.profile,
         "data": {s: str(p) for s, p in r.sources.items()},
-        "commit": STARTING_COMMIT,
+        "commit": built_commit(r.tx),
         "machine": machine(r.env_notes, r.args.threads),
         "vocab": {"type": "bpe", "size": trained["vocab"], "tree_symbols": True},
         "scheme": trained["scheme"],

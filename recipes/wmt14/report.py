@@ -2,7 +2,7 @@
 
 import json
 
-from machine import STARTING_COMMIT, machine
+from machine import built_commit, machine
 from processes import write_atomically
 from training_log import clock, fmt
 
@@ -12,10 +12,10 @@ PAPER = {("en-de", "base"): 27.3, ("en-de", "big"): 28.4, ("en-fr", "base"): 38.
 
 
 def collect(pair, model, train, cleaning, vocab, tests, seconds, wall_seconds, env_notes,
-            threads, out):
+            threads, out, binary):
     return {
         "pair": pair, "model": model, "paper_bleu_newstest2014": PAPER.get((pair, model)),
-        "commit": STARTING_COMMIT,
+        "commit": built_commit(binary),
         "machine": machine(env_notes, threads), "cleaning": cleaning, "vocab": vocab,
         "train": train, "tests": tests,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 #include "cli/option_flags.h"
+#include "cli/version.h"
 #include "decode/search_options.h"
 #include "model/precision.h"
 #include "ops/ops.h"
@@ -74,6 +75,7 @@ void run_train(const TrainBenchFlags& f) {
     j["sgemm_n"] = o.sgemm_n;
     j["sgemm_gflops"] = r.sgemm_gflops;
     j["precision"] = precision_name(o.precision);
+    j["commit"] = build_commit();
     j["gemms"] = gemms;
     j["fp32_gemm_library"] = ops::fp32_gemm_library();
     if (o.precision == Precision::BF16) {
@@ -207,6 +209,7 @@ void run_translate(const TranslateBenchFlags& f) {
     j["config"] = c;
     j["init_seed"] = f.init_seed;
     j["compute_type"] = f.compute_type;
+    j["commit"] = build_commit();
     j["gemms"] = gemms;
     j["sentences"] = first.sentences;
     j["batch_sentences"] = o.batch_sentences;

@@ -10,6 +10,7 @@
 #include "bench/serve_bench.h"
 #include "cli/commands.h"
 #include "cli/option_flags.h"
+#include "cli/version.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "decode/search_options.h"
@@ -59,10 +60,15 @@ void run_bench_serve(ServeBenchFlags f) {
   }
 
   if (f.json) {
-    nlohmann::json j = {{"benchmark", "serve"},          {"model", f.model_dir},
-                        {"clients", o.clients},          {"requests_per_client", o.requests},
-                        {"beam", o.search.beam},         {"server_threads", o.server_threads},
-                        {"batching_workers", f.workers}, {"runs", nlohmann::json::array()}};
+    nlohmann::json j = {{"benchmark", "serve"},
+                        {"commit", build_commit()},
+                        {"model", f.model_dir},
+                        {"clients", o.clients},
+                        {"requests_per_client", o.requests},
+                        {"beam", o.search.beam},
+                        {"server_threads", o.server_threads},
+                        {"batching_workers", f.workers},
+                        {"runs", nlohmann::json::array()}};
     for (size_t i = 0; i < modes.size(); ++i) {
       const bench::ServeBenchResult& r = results[i];
       j["runs"].push_back({{"mode", modes[i].name},

@@ -1,6 +1,9 @@
-// `transduce --version`: the release the Python package carries too, the MPI library as Open MPI's
-// own launcher names its version, and the GEMM paths as the CPU (or ONEDNN_MAX_CPU_ISA) allows.
+// `transduce --version`: the release the Python package carries too, the commit, the MPI library as
+// Open MPI's own launcher names its version, and the GEMM paths as the CPU (or ONEDNN_MAX_CPU_ISA)
+// allows.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -40,8 +43,43 @@ TEST(VersionCommand, NamesTheReleaseThePythonPackageCarries) {
   EXPECT_EQ(release, first_capture(read_source_file("pyproject.toml"), "\nversion = \"([^\"]+)\""));
   EXPECT_EQ(release, first_capture(read_source_file("python/transduce/__init__.py"),
                                    "__version__ = \"([^\"]+)\""));
-  // Three lines and nothing else: scripts read them.
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+  // Four lines and nothing else: scripts read them.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;
+}
+
+// The commit is the checkout's HEAD or one before it (a build, then a commit, then the tests),
+// never one the checkout does not have; "unknown" where the sources are no git checkout.
+TEST(VersionCommand, NamesTheCommitItWasBuiltFrom) {
+  const CommandResult r = testing::run_transduce_apart("--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string commit = first_capture(r.out, "\nCommit: ([^\n]*)\n");
+  const std::string git = "git -C '" + std::string(TRANSDUCE_SOURCE_DIR) + "' ";
+  if (testing::run_shell(git + "rev-parse --git-dir").status != 0) {
+    EXPECT_EQ(commit, "unknown");
+    return;
+  }
+  const std::string hash = first_capture(commit, "^([0-9a-f]{7,})(?: with uncommitted changes)?$");
+  ASSERT_FALSE(hash.empty()) << commit;
+  const CommandResult ancestor =
+      testing::run_shell(git + "merge-base --is-ancestor " + hash + " HEAD");
+  EXPECT_EQ(ancestor.status, 0) << hash << " is not HEAD or before it: " << ancestor.out;
+}
+
+// A benchmark's JSON names the same commit, so that a recorded figure says which build made it.
+TEST(VersionCommand, BenchmarksReportTheSameCommit) {
+  const CommandResult version = testing::run_transduce_apart("--version");
+  ASSERT_EQ(version.status, 0) << version.err;
+  const std::string commit = first_capture(version.out, "\nCommit: ([^\n]*)\n");
+  const CommandResult bench = testing::run_transduce_apart(
+      "--threads 1 bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+      "--vocab-size 64 --steps 1 --batch-sentences 2 --src-len 4 --tgt-len 4 --json");
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  EXPECT_EQ(nlohmann::json::parse(bench.out).at("commit").get<std::string>(), commit);
+  const CommandResult translate = testing::run_transduce_apart(
+      "--threads 1 bench translate --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 "
+      "--vocab-size 64 --sentences 2 --json");
+  ASSERT_EQ(translate.status, 0) << translate.err;
+  EXPECT_EQ(nlohmann::json::parse(translate.out).at("commit").get<std::string>(), commit);
 }
 
 TEST(VersionCommand, NamesTheMpiLibraryOrItsAbsence) {

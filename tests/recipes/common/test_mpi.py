@@ -3,7 +3,6 @@ launcher that binds them and shares the threads out, against fake binaries and O
 affinity masks."""
 
 import os
-import stat
 import subprocess
 import sys
 import tempfile
@@ -11,14 +10,8 @@ from pathlib import Path
 
 import pytest
 import mpi
+from fake_binary import fake_binary
 from pytest_support import transduce_binary
-
-
-def fake_binary(tmp_path, version_output, status=0):
-    path = tmp_path / "transduce"
-    path.write_text(f"#!/bin/sh\nprintf '{version_output}'\nexit {status}\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 def fail(message):
