@@ -211,7 +211,7 @@ def main():
     report(results, args, policy, env, torch)
 
 
-def built_commit(bench_json):
+def commit_text(bench_json):
     """The commit a `transduce bench --json` names ("commit ..."), or what a build from before
     that field is."""
     commit = bench_json.get("commit")
@@ -222,12 +222,12 @@ def report(results, args, policy, env, torch):
     """The table, the MFU lines and one `name value` line per figure."""
     first = results[next(iter(results))]
     t, o = first["torch"]["json"], first["ours"]["json"]
-    print(f"\ntransduce {built_commit(o)}: {o['gemms']}; {args.threads} OpenMP threads drive "
+    print(f"\ntransduce {commit_text(o)}: {o['gemms']}; {args.threads} OpenMP threads drive "
           "everything; "
           f"OMP_WAIT_POLICY={policy['ours', 'train']} (training), "
           f"{policy['ours', 'decode']} (decoding)")
     if args.baseline:
-        print(f"baseline: {args.baseline} ({built_commit(first['baseline']['json'])}), run on "
+        print(f"baseline: {args.baseline} ({commit_text(first['baseline']['json'])}), run on "
               "our side of every workload in the same run")
     print(f"PyTorch {t['torch']}: BLAS {t['blas_library']} ({t['blas_threading']}, "
           f"{t['blas_threads']} threads), {t['openmp_threads']} OpenMP threads for its own "
