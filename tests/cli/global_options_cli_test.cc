@@ -10,11 +10,7 @@ namespace transduce {
 namespace {
 
 using testing::CommandResult;
-
-// A training-step benchmark small enough to take a second; its JSON reports the threads in use.
-constexpr const char* kSmallBench =
-    "bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 --vocab-size 64 "
-    "--steps 1 --batch-sentences 2 --src-len 4 --tgt-len 4 --json";
+using testing::kSmallTrainBench;
 
 int threads_reported(const std::string& args) {
   CommandResult r = testing::run_transduce_apart(args);
@@ -23,9 +19,9 @@ int threads_reported(const std::string& args) {
 }
 
 TEST(GlobalOptions, ThreadsBeforeOrAfterTheSubcommand) {
-  EXPECT_EQ(threads_reported(std::string("--threads 1 ") + kSmallBench), 1);
-  EXPECT_EQ(threads_reported(std::string(kSmallBench) + " --threads 1"), 1);
-  EXPECT_EQ(threads_reported(std::string(kSmallBench) + " --threads 2"), 2);
+  EXPECT_EQ(threads_reported(std::string("--threads 1 ") + kSmallTrainBench), 1);
+  EXPECT_EQ(threads_reported(std::string(kSmallTrainBench) + " --threads 1"), 1);
+  EXPECT_EQ(threads_reported(std::string(kSmallTrainBench) + " --threads 2"), 2);
 }
 
 TEST(GlobalOptions, AfterTheSubcommandTheyAreStillChecked) {

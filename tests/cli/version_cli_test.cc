@@ -70,9 +70,8 @@ TEST(VersionCommand, BenchmarksReportTheSameCommit) {
   const CommandResult version = testing::run_transduce_apart("--version");
   ASSERT_EQ(version.status, 0) << version.err;
   const std::string commit = first_capture(version.out, "\nCommit: ([^\n]*)\n");
-  const CommandResult bench = testing::run_transduce_apart(
-      "--threads 1 bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 "
-      "--vocab-size 64 --steps 1 --batch-sentences 2 --src-len 4 --tgt-len 4 --json");
+  const CommandResult bench =
+      testing::run_transduce_apart(std::string("--threads 1 ") + testing::kSmallTrainBench);
   ASSERT_EQ(bench.status, 0) << bench.err;
   EXPECT_EQ(nlohmann::json::parse(bench.out).at("commit").get<std::string>(), commit);
   const CommandResult translate = testing::run_transduce_apart(

@@ -11,6 +11,12 @@ struct CommandResult {
   std::string err;  // stderr, from run_transduce_apart only
 };
 
+// `transduce` arguments for a training-step benchmark small enough to take a second, printing its
+// JSON (the threads in use, the build's commit, ...).
+inline constexpr const char* kSmallTrainBench =
+    "bench train --preset tiny --layers 1 --d-model 32 --d-ff 64 --heads 2 --vocab-size 64 "
+    "--steps 1 --batch-sentences 2 --src-len 4 --tgt-len 4 --json";
+
 // Runs `command` with /bin/sh; stderr joins stdout when `merge_stderr`.
 CommandResult run_shell(const std::string& command, bool merge_stderr = true);
 
